@@ -1,0 +1,162 @@
+"""The reference host: discovers plugins, collects tools, validates and runs calls, renders."""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Iterable, Optional
+
+import pluggy
+
+from . import hookspecs
+from .schema import SchemaError, validate
+from .theme import PlainTheme, Theme
+from .types import RenderOptions, Tool, ToolContext, ToolError, ToolResult
+
+__all__ = ["DuplicateToolError", "Host", "UnknownToolError", "get_plugin_manager"]
+
+DISABLE_ENV = "PI_DISABLE_PLUGINS"
+
+
+class DuplicateToolError(ValueError):
+    """Two plugins registered a tool with the same name."""
+
+
+class UnknownToolError(LookupError):
+    """A call named a tool that no plugin registered."""
+
+
+def get_plugin_manager(
+    *, load_entrypoints: bool = True, plugins: Iterable[object] = (), blocked: Iterable[str] = ()
+) -> pluggy.PluginManager:
+    """Build the ``pi`` plugin manager: hookspecs, blocked names, entry points, extra plugins.
+
+    ``PI_DISABLE_PLUGINS`` (comma separated entry-point names) blocks plugins too. Tests pass
+    ``load_entrypoints=False`` and their own ``plugins``.
+    """
+    pm = pluggy.PluginManager(hookspecs.PROJECT)
+    pm.add_hookspecs(hookspecs)
+    names = set(blocked) | {n.strip() for n in os.environ.get(DISABLE_ENV, "").split(",") if n.strip()}
+    for name in names:
+        pm.set_blocked(name)
+    if load_entrypoints:
+        pm.load_setuptools_entrypoints(hookspecs.ENTRY_POINT_GROUP)
+    for plugin in plugins:
+        pm.register(plugin)
+    pm.check_pending()
+    return pm
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
+
+
+class Host:
+    """Runs registered tools the way a pi host does, with pi's fallbacks for rendering."""
+
+    def __init__(self, pm: Optional[pluggy.PluginManager] = None):
+        self.pm = pm if pm is not None else get_plugin_manager()
+        self._tools: Optional[dict[str, Tool]] = None
+
+    @property
+    def tools(self) -> dict[str, Tool]:
+        """Every registered tool by name, collected once through ``register_tools``."""
+        if self._tools is None:
+            self._tools = self._collect()
+        return self._tools
+
+    def _collect(self) -> dict[str, Tool]:
+        tools: dict[str, Tool] = {}
+        for impl in self.pm.hook.register_tools.get_hookimpls():
+
+            def register(tool: Tool, _plugin: str = impl.plugin_name) -> None:
+                if not isinstance(tool, Tool):
+                    raise TypeError(f"plugin {_plugin} registered {type(tool).__name__}, not a Tool")
+                if tool.name in tools:
+                    other = tools[tool.name].plugin_name
+                    raise DuplicateToolError(
+                        f"tool {tool.name!r} is registered by both {other} and {_plugin}"
+                    )
+                tools[tool.name] = Tool(
+                    name=tool.name,
+                    label=tool.label,
+                    description=tool.description,
+                    parameters=tool.parameters,
+                    execute=tool.execute,
+                    prepare_arguments=tool.prepare_arguments,
+                    plugin_name=_plugin,
+                )
+
+            impl.function(register=register)
+        return tools
+
+    def get_tool(self, name: str) -> Tool:
+        """The tool called *name*; raises :class:`UnknownToolError` listing the known names."""
+        try:
+            return self.tools[name]
+        except KeyError:
+            known = ", ".join(sorted(self.tools)) or "none"
+            raise UnknownToolError(f"unknown tool {name!r} (available: {known})") from None
+
+    def call(self, name: str, args: Any, ctx: Optional[ToolContext] = None) -> ToolResult:
+        """Validate *args*, run the tool, and always return a result (errors included).
+
+        Raises only :class:`UnknownToolError`. A :class:`ToolError` becomes an error result
+        with its message and details; any other exception becomes a one-line error result.
+        """
+        tool = self.get_tool(name)
+        ctx = ctx or ToolContext()
+        try:
+            if tool.prepare_arguments is not None:
+                args = tool.prepare_arguments(args)
+            validate(args, tool.parameters)
+        except (SchemaError, ToolError) as exc:
+            return ToolResult(content=f"Invalid arguments for {name}: {exc}", is_error=True)
+        except Exception as exc:  # a broken prepare_arguments must not crash the host
+            return ToolResult(content=f"Invalid arguments for {name}: {_one_line(exc)}", is_error=True)
+        try:
+            result = tool.execute(args, ctx)
+        except ToolError as exc:
+            return ToolResult(content=exc.message, details=exc.details, is_error=True)
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - no traceback may reach the model
+            return ToolResult(
+                content=f"{name} failed unexpectedly: {type(exc).__name__}: {_one_line(exc)}",
+                is_error=True,
+            )
+        if not isinstance(result, ToolResult):
+            return ToolResult(
+                content=f"{name} returned {type(result).__name__} instead of a ToolResult",
+                is_error=True,
+            )
+        return result
+
+    def render_call(self, name: str, args: Any, theme: Optional[Theme] = None) -> str:
+        """The call line from the plugins' ``render_call``; the tool name when none answers."""
+        theme = theme or PlainTheme()
+        try:
+            text = self.pm.hook.render_call(tool_name=name, args=args, theme=theme)
+        except Exception:
+            text = None
+        return text if isinstance(text, str) else theme.fg("toolTitle", theme.bold(name))
+
+    def render_result(
+        self,
+        name: str,
+        result: ToolResult,
+        options: Optional[RenderOptions] = None,
+        theme: Optional[Theme] = None,
+    ) -> str:
+        """The result view from ``render_result``; the raw text when none answers or one fails."""
+        theme = theme or PlainTheme()
+        options = options or RenderOptions()
+        try:
+            text = self.pm.hook.render_result(
+                tool_name=name, result=result, options=options, theme=theme
+            )
+        except Exception:
+            text = None
+        if isinstance(text, str):
+            return text
+        return theme.fg("error" if result.is_error else "toolOutput", result.text)

@@ -1,0 +1,214 @@
+"""Output truncation with pi's semantics (``truncateHead``) plus a temp-file spill helper."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from typing import Optional
+
+from attrs import frozen
+
+__all__ = [
+    "DEFAULT_MAX_BYTES",
+    "DEFAULT_MAX_LINES",
+    "TruncatedOutput",
+    "TruncationResult",
+    "format_size",
+    "truncate_head",
+    "truncate_output",
+]
+
+DEFAULT_MAX_LINES = 2000
+DEFAULT_MAX_BYTES = 50 * 1024
+
+
+@frozen(kw_only=True)
+class TruncationResult:
+    """What ``truncate_head`` kept and why (pi's ``TruncationResult`` in snake_case)."""
+
+    content: str
+    truncated: bool
+    truncated_by: Optional[str]  # "lines", "bytes" or None
+    total_lines: int
+    total_bytes: int
+    output_lines: int
+    output_bytes: int
+    last_line_partial: bool
+    first_line_exceeds_limit: bool
+    max_lines: int
+    max_bytes: int
+
+    def to_dict(self) -> dict:
+        """The facts without the content, for a result's ``details``."""
+        return {
+            "truncated": self.truncated,
+            "truncatedBy": self.truncated_by,
+            "totalLines": self.total_lines,
+            "totalBytes": self.total_bytes,
+            "outputLines": self.output_lines,
+            "outputBytes": self.output_bytes,
+            "firstLineExceedsLimit": self.first_line_exceeds_limit,
+            "maxLines": self.max_lines,
+            "maxBytes": self.max_bytes,
+        }
+
+
+def format_size(num_bytes: int) -> str:
+    """pi's ``formatSize``: ``512B``, ``50.0KB``, ``1.5MB``."""
+    if num_bytes < 1024:
+        return f"{num_bytes}B"
+    if num_bytes < 1024 * 1024:
+        return f"{num_bytes / 1024:.1f}KB"
+    return f"{num_bytes / (1024 * 1024):.1f}MB"
+
+
+def _utf8_len(text: str) -> int:
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+
+
+def truncate_head(
+    text: str, max_lines: int = DEFAULT_MAX_LINES, max_bytes: int = DEFAULT_MAX_BYTES
+) -> TruncationResult:
+    """Keep whole leading lines until *max_lines* or *max_bytes* (UTF-8), whichever hits first.
+
+    Lines are counted as pi counts them (``split("\\n")``: a trailing newline adds an empty
+    line). When the first line alone exceeds *max_bytes* the content is empty and
+    ``first_line_exceeds_limit`` is set. Only the kept lines are ever copied.
+    """
+    total_lines = text.count("\n") + 1
+    total_bytes = _utf8_len(text)
+
+    def result(content: str, truncated_by: Optional[str], lines: int, first_exceeds=False):
+        return TruncationResult(
+            content=content,
+            truncated=truncated_by is not None,
+            truncated_by=truncated_by,
+            total_lines=total_lines,
+            total_bytes=total_bytes,
+            output_lines=lines,
+            output_bytes=_utf8_len(content),
+            last_line_partial=False,
+            first_line_exceeds_limit=first_exceeds,
+            max_lines=max_lines,
+            max_bytes=max_bytes,
+        )
+
+    if total_lines <= max_lines and total_bytes <= max_bytes:
+        return result(text, None, total_lines)
+
+    kept_bytes = 0
+    kept_lines = 0
+    end = 0  # index just past the last kept line
+    start = 0
+    truncated_by = "lines"
+    while kept_lines < max_lines and start <= len(text):
+        newline = text.find("\n", start)
+        line_end = len(text) if newline == -1 else newline
+        # Encode at most max_bytes + 1 characters' worth to bound the work on a huge line.
+        line = text[start : min(line_end, start + max_bytes + 1)]
+        line_bytes = _utf8_len(line) + (1 if kept_lines > 0 else 0)
+        if kept_bytes + line_bytes > max_bytes:
+            if kept_lines == 0:
+                return result("", "bytes", 0, first_exceeds=True)
+            truncated_by = "bytes"
+            break
+        kept_bytes += line_bytes
+        kept_lines += 1
+        end = line_end
+        if newline == -1:
+            break
+        start = newline + 1
+    return result(text[:end], truncated_by, kept_lines)
+
+
+@frozen(kw_only=True)
+class TruncatedOutput:
+    """Model-facing text after truncation, and where the full text went."""
+
+    text: str
+    truncation: TruncationResult
+    full_output_path: Optional[str]
+    save_error: Optional[str] = None
+
+    def details(self) -> dict:
+        """Truncation facts for a result's ``details`` (empty when nothing was cut)."""
+        if not self.truncation.truncated:
+            return {}
+        facts = {"truncation": self.truncation.to_dict()}
+        if self.full_output_path:
+            facts["fullOutputPath"] = self.full_output_path
+        if self.save_error:
+            facts["fullOutputError"] = self.save_error
+        return facts
+
+
+def _write_private(text: str, prefix: str) -> str:
+    """Write *text* to a new 0600 file inside a new 0700 directory; return its path."""
+    directory = tempfile.mkdtemp(prefix=f"{prefix}-")  # mkdtemp makes it 0700, never reused
+    path = os.path.join(directory, "output.txt")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(path, flags, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8", errors="surrogatepass") as handle:
+        handle.write(text)
+    return path
+
+
+def _clip_utf8(text: str, max_bytes: int) -> str:
+    """The longest prefix of *text* (first line only) that fits in *max_bytes* UTF-8 bytes."""
+    head = text[: max_bytes + 1].split("\n", 1)[0]
+    return head.encode("utf-8", "surrogatepass")[:max_bytes].decode("utf-8", "ignore")
+
+
+def truncate_output(
+    text: str,
+    *,
+    prefix: str = "pi-tool",
+    max_lines: int = DEFAULT_MAX_LINES,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+) -> TruncatedOutput:
+    """Truncate *text* for the model; when cut, save the full text privately and say where.
+
+    The notice reads ``[Output truncated: showing X of Y lines (A of B). N lines (C) omitted.
+    Full output saved to: PATH]``. When the temp file cannot be written (full or read-only temp
+    directory) the truncated text is still returned, with a notice saying the full output could
+    not be saved. When the first line alone exceeds the byte limit, its head is shown instead
+    of nothing.
+    """
+    truncation = truncate_head(text, max_lines=max_lines, max_bytes=max_bytes)
+    if not truncation.truncated:
+        return TruncatedOutput(text=text, truncation=truncation, full_output_path=None)
+
+    path: Optional[str] = None
+    save_error: Optional[str] = None
+    try:
+        path = _write_private(text, prefix)
+    except OSError as exc:
+        save_error = exc.strerror or type(exc).__name__
+
+    shown = truncation.content
+    shown_lines = truncation.output_lines
+    shown_bytes = truncation.output_bytes
+    lead = ""
+    if truncation.first_line_exceeds_limit:
+        shown = _clip_utf8(text, max_bytes)
+        shown_lines = 0
+        shown_bytes = _utf8_len(shown)
+        lead = f"Line 1 alone is {format_size(_utf8_len(text.split(chr(10), 1)[0]))}; showing its first {format_size(shown_bytes)}. "
+
+    omitted_lines = truncation.total_lines - shown_lines
+    omitted_bytes = truncation.total_bytes - shown_bytes
+    notice = (
+        f"[Output truncated: {lead}showing {shown_lines} of {truncation.total_lines} lines "
+        f"({format_size(shown_bytes)} of {format_size(truncation.total_bytes)}). "
+        f"{omitted_lines} lines ({format_size(omitted_bytes)}) omitted. "
+    )
+    if path:
+        notice += f"Full output saved to: {path}]"
+    else:
+        notice += f"Full output could not be saved: {save_error}]"
+    return TruncatedOutput(
+        text=f"{shown}\n\n{notice}" if shown else notice,
+        truncation=truncation,
+        full_output_path=path,
+        save_error=save_error,
+    )

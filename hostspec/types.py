@@ -1,0 +1,121 @@
+"""The host contract's value types: tools, results, contexts and render options."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Callable, Optional
+
+import attrs
+from attrs import field, frozen
+
+__all__ = [
+    "RenderOptions",
+    "TextPart",
+    "Tool",
+    "ToolContext",
+    "ToolError",
+    "ToolResult",
+]
+
+
+@frozen(kw_only=True)
+class TextPart:
+    """One text block of a tool result, as the model sees it."""
+
+    text: str
+    type: str = "text"
+
+
+def _to_parts(value: Any) -> tuple[TextPart, ...]:
+    """Accept a string, a list of strings / TextParts / {"type","text"} dicts."""
+    if isinstance(value, str):
+        return (TextPart(text=value),)
+    parts = []
+    for item in value:
+        if isinstance(item, TextPart):
+            parts.append(item)
+        elif isinstance(item, str):
+            parts.append(TextPart(text=item))
+        elif isinstance(item, dict):
+            parts.append(TextPart(text=str(item.get("text", "")), type=str(item.get("type", "text"))))
+        else:
+            raise TypeError(f"content items must be text parts, not {type(item).__name__}")
+    return tuple(parts)
+
+
+@frozen(kw_only=True)
+class ToolResult:
+    """What a tool returns: text parts for the model, details for renderers and logs."""
+
+    content: tuple[TextPart, ...] = field(converter=_to_parts, factory=tuple)
+    details: dict = field(factory=dict)
+    is_error: bool = False
+
+    @property
+    def text(self) -> str:
+        """All text parts joined by newlines."""
+        return "\n".join(part.text for part in self.content)
+
+    def to_json(self) -> dict:
+        """The result in pi's wire shape: content, details, isError."""
+        return {
+            "content": [{"type": part.type, "text": part.text} for part in self.content],
+            "details": self.details,
+            "isError": self.is_error,
+        }
+
+
+@attrs.define(kw_only=True)
+class ToolContext:
+    """Per-call context: a cancellation event and a callback for partial results."""
+
+    cancel: threading.Event = field(factory=threading.Event)
+    on_update: Optional[Callable[[ToolResult], None]] = None
+
+    @property
+    def cancelled(self) -> bool:
+        """True once the host asked the tool to stop."""
+        return self.cancel.is_set()
+
+    def update(self, result: ToolResult) -> None:
+        """Send a partial result to the host, if it listens."""
+        if self.on_update is not None:
+            self.on_update(result)
+
+
+@frozen(kw_only=True)
+class Tool:
+    """A tool a plugin registers: model-facing name, description and JSON Schema, and code.
+
+    ``execute(args, ctx)`` receives validated arguments and a :class:`ToolContext` and returns a
+    :class:`ToolResult`, or raises :class:`ToolError` to fail. ``prepare_arguments`` may rewrite
+    raw arguments before validation (for example to fold a lone ``query`` into ``queries``).
+    """
+
+    name: str = field(validator=attrs.validators.matches_re(r"^[a-zA-Z][a-zA-Z0-9_-]{0,63}$"))
+    label: str
+    description: str
+    parameters: dict
+    execute: Callable[[dict, ToolContext], ToolResult] = field(repr=False)
+    prepare_arguments: Optional[Callable[[Any], Any]] = field(default=None, repr=False)
+    plugin_name: Optional[str] = None
+
+
+@frozen(kw_only=True)
+class RenderOptions:
+    """How a result is rendered: collapsed or expanded, final or partial."""
+
+    expanded: bool = False
+    is_partial: bool = False
+
+
+class ToolError(Exception):
+    """Raised by a tool to fail; the host turns it into an error result with this message."""
+
+    def __init__(self, message: str, details: Optional[dict] = None):
+        super().__init__(message)
+        self.message = message
+        self.details = dict(details or {})
+
+    def __str__(self) -> str:
+        return self.message

@@ -1,0 +1,51 @@
+"""The plugin's small error hierarchy; every message is fit to show a model or a user."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+__all__ = ["ConfigError", "InputError", "ProviderError", "WebToolsError"]
+
+
+class WebToolsError(Exception):
+    """Root of the plugin's errors; ``str(exc)`` is a clean, one-paragraph message."""
+
+
+class ConfigError(WebToolsError):
+    """The config file is missing, unreadable or invalid, or names something unknown."""
+
+
+class InputError(WebToolsError, ValueError):
+    """Tool arguments that cannot be served (bad URL, unknown language, ...)."""
+
+
+class ProviderError(WebToolsError):
+    """A provider call failed: HTTP status, API error, bad body, network failure, timeout."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        provider: str = "",
+        status: Optional[int] = None,
+        code: Optional[str] = None,
+        retryable: bool = False,
+    ):
+        super().__init__(message)
+        self.message = message
+        self.provider = provider
+        self.status = status
+        self.code = code
+        self.retryable = retryable
+
+    def __str__(self) -> str:
+        return self.message
+
+    def to_dict(self) -> dict:
+        """The error's facts for ``details`` (never a key: messages are redacted at source)."""
+        facts = {"message": self.message}
+        if self.status is not None:
+            facts["status"] = self.status
+        if self.code is not None:
+            facts["code"] = self.code
+        return facts

@@ -1,0 +1,27 @@
+"""The plugin's own hook: provider types register through it (pluggy project ``pi_web_tools``)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Callable
+
+import pluggy
+
+if TYPE_CHECKING:
+    from .registry import ProviderType
+
+PROJECT = "pi_web_tools"
+ENTRY_POINT_GROUP = "pi_web_tools.providers"
+
+hookspec = pluggy.HookspecMarker(PROJECT)
+hookimpl = pluggy.HookimplMarker(PROJECT)
+
+
+@hookspec
+def register_provider_types(register: Callable[["ProviderType"], None]) -> None:
+    """Called the first time a tool needs a provider: call ``register(provider_type)``.
+
+    A :class:`~pi_web_tools.registry.ProviderType` names the ``type`` used in
+    ``web-search.json``, its capabilities (``search``, ``fetch``, ``summarize``), its options
+    class and a factory that builds a provider from a :class:`ProviderConfig`. Built-in types
+    (kagi, exa, direct) register exactly this way.
+    """

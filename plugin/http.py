@@ -1,0 +1,292 @@
+"""One HTTP layer for every provider: a warm session, deadlines, retries, capped bodies, and
+error messages with the status, the API's own words and never the key.
+
+Retry policy: 429, 502, 503, 504 and connection failures are retried at most twice, with
+exponential backoff and jitter, honouring ``Retry-After`` up to :data:`RETRY_AFTER_CAP`; never
+400/401/402/403. Every wait fits inside the call's deadline and stops at once on cancellation.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import html
+import json
+import random
+import re
+import threading
+import time
+from typing import Any, Callable, Iterable, Optional
+
+import requests
+
+from . import __version__
+from .errors import ProviderError
+
+__all__ = ["HttpClient", "USER_AGENT", "read_body", "redact"]
+
+USER_AGENT = f"pi-web-tools/{__version__} (+https://pypi.org/project/pi-web-tools/)"
+CONNECT_TIMEOUT = 10.0
+DEFAULT_TIMEOUT = 30.0
+MAX_API_BODY = 16 * 1024 * 1024
+RETRY_STATUSES = frozenset({429, 502, 503, 504})
+MAX_RETRIES = 2
+BACKOFF_BASE = 0.5
+RETRY_AFTER_CAP = 10.0
+_CHUNK = 64 * 1024
+
+
+def redact(text: str, secrets: Iterable[Optional[str]]) -> str:
+    """Replace every secret (4 characters or longer) in *text* with ``***``."""
+    for secret in secrets:
+        if secret and len(secret) >= 4 and secret in text:
+            text = text.replace(secret, "***")
+    return text
+
+
+def _snippet(body: str, limit: int = 200) -> str:
+    """A short, tag-free, one-line excerpt of an error body."""
+    title = re.search(r"<title[^>]*>(.*?)</title>", body, re.I | re.S)
+    text = title.group(1) if title else body
+    text = re.sub(r"<script.*?</script>|<style.*?</style>", " ", text, flags=re.I | re.S)
+    text = html.unescape(re.sub(r"<[^>]+>", " ", text))
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def network_error_message(exc: BaseException) -> str:
+    """A one-line description of a requests / socket failure."""
+    if isinstance(exc, requests.exceptions.ConnectTimeout):
+        return "connection timed out"
+    if isinstance(exc, requests.exceptions.ReadTimeout):
+        return "timed out waiting for the response"
+    if isinstance(exc, requests.exceptions.SSLError):
+        return "TLS/SSL error (check the certificate or REQUESTS_CA_BUNDLE)"
+    if isinstance(exc, requests.exceptions.ProxyError):
+        return "could not connect through the proxy"
+    if isinstance(exc, requests.exceptions.TooManyRedirects):
+        return "too many redirects"
+    if isinstance(exc, requests.exceptions.ChunkedEncodingError):
+        return "the connection broke while reading the response"
+    text = str(exc)
+    if "Connection refused" in text or "ConnectionRefused" in text:
+        return "connection refused"
+    if "Name or service not known" in text or "NameResolutionError" in text or "nodename nor servname" in text or "Temporary failure in name resolution" in text:
+        return "could not resolve the host name"
+    if "reset by peer" in text or "ConnectionResetError" in text or "RemoteDisconnected" in text:
+        return "the connection was reset"
+    if isinstance(exc, requests.exceptions.ConnectionError):
+        return "could not connect"
+    return type(exc).__name__
+
+
+def read_body(
+    response: requests.Response,
+    *,
+    max_bytes: int,
+    deadline: float,
+    cancel: Optional[threading.Event] = None,
+) -> tuple[bytes, bool]:
+    """Read a streamed body up to *max_bytes*; return (bytes, exceeded_cap).
+
+    Raises ``TimeoutError`` past *deadline* (a monotonic time) and ``InterruptedError`` when
+    *cancel* is set, so a trickling or endless body cannot hold the call.
+    """
+    chunks = []
+    size = 0
+    for chunk in response.iter_content(_CHUNK):
+        if cancel is not None and cancel.is_set():
+            raise InterruptedError("cancelled")
+        if time.monotonic() > deadline:
+            raise TimeoutError("the response took longer than the timeout")
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > max_bytes:
+            return b"".join(chunks)[:max_bytes], True
+    return b"".join(chunks), False
+
+
+def _retry_after(value: Optional[str]) -> Optional[float]:
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        moment = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if moment is None:
+        return None
+    return max(0.0, moment.timestamp() - time.time())
+
+
+class HttpClient:
+    """A provider's HTTP client: one ``requests.Session`` reused across calls.
+
+    *error_text* turns a parsed JSON error body into the API's own message (or ``None``);
+    *secrets* are redacted from every message this client produces.
+    """
+
+    def __init__(
+        self,
+        *,
+        provider: str,
+        base_url: str,
+        headers: Optional[dict] = None,
+        secrets: Iterable[Optional[str]] = (),
+        timeout: float = DEFAULT_TIMEOUT,
+        error_text: Optional[Callable[[Any], Optional[str]]] = None,
+        max_body_bytes: int = MAX_API_BODY,
+        retries: int = MAX_RETRIES,
+        sleep_base: float = BACKOFF_BASE,
+    ):
+        self.provider = provider
+        self.base_url = base_url.rstrip("/")
+        self.timeout = timeout
+        self.secrets = tuple(s for s in secrets if s)
+        self.error_text = error_text
+        self.max_body_bytes = max_body_bytes
+        self.retries = retries
+        self.sleep_base = sleep_base
+        self._headers = dict(headers or {})
+        self._session: Optional[requests.Session] = None
+        self._session_lock = threading.Lock()
+
+    @property
+    def session(self) -> requests.Session:
+        """The warm session (created on first use; proxies and CA bundle from the environment)."""
+        with self._session_lock:
+            if self._session is None:
+                session = requests.Session()
+                adapter = requests.adapters.HTTPAdapter(pool_connections=4, pool_maxsize=16, max_retries=0)
+                session.mount("https://", adapter)
+                session.mount("http://", adapter)
+                session.max_redirects = 5
+                session.headers["User-Agent"] = USER_AGENT
+                session.headers.update(self._headers)
+                self._session = session
+            return self._session
+
+    def error(self, message: str, **facts: Any) -> ProviderError:
+        """A :class:`ProviderError` whose message is prefixed and redacted."""
+        return ProviderError(redact(f"{self.provider}: {message}", self.secrets), provider=self.provider, **facts)
+
+    def request_json(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Optional[dict] = None,
+        json_body: Any = None,
+        ctx: Any = None,
+        timeout: Optional[float] = None,
+    ) -> tuple[Any, requests.Response]:
+        """Send a request and return (parsed JSON, response); raise :class:`ProviderError`."""
+        url = path if path.startswith(("http://", "https://")) else f"{self.base_url}{path}"
+        budget = timeout if timeout is not None else self.timeout
+        deadline = time.monotonic() + budget
+        cancel = getattr(ctx, "cancel", None)
+        attempt = 0
+        while True:
+            if cancel is not None and cancel.is_set():
+                raise self.error("cancelled")
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise self.error(f"timed out after {budget:g} s", retryable=True)
+            try:
+                response = self.session.request(
+                    method,
+                    url,
+                    params=params,
+                    json=json_body,
+                    timeout=(min(CONNECT_TIMEOUT, remaining), remaining),
+                    stream=True,
+                )
+                try:
+                    body, too_big = read_body(
+                        response, max_bytes=self.max_body_bytes, deadline=deadline, cancel=cancel
+                    )
+                finally:
+                    response.close()
+            except InterruptedError:
+                raise self.error("cancelled") from None
+            except TimeoutError:
+                raise self.error(f"timed out after {budget:g} s while reading the response") from None
+            except requests.exceptions.RequestException as exc:
+                reason = network_error_message(exc)
+                retryable = not isinstance(exc, (requests.exceptions.ReadTimeout, requests.exceptions.TooManyRedirects, requests.exceptions.SSLError))
+                if retryable and attempt < self.retries and self._wait(attempt, None, deadline, cancel):
+                    attempt += 1
+                    continue
+                if isinstance(exc, requests.exceptions.ReadTimeout):
+                    reason = f"timed out after {budget:g} s waiting for the response"
+                raise self.error(f"request failed: {reason}", retryable=retryable) from None
+            if too_big:
+                raise self.error(
+                    f"the response is larger than {self.max_body_bytes // (1024 * 1024)} MB; refused",
+                    status=response.status_code,
+                )
+            status = response.status_code
+            if status >= 400:
+                if status in RETRY_STATUSES and attempt < self.retries and self._wait(
+                    attempt, response.headers.get("Retry-After"), deadline, cancel
+                ):
+                    attempt += 1
+                    continue
+                raise self._status_error(response, body)
+            if not body.strip():
+                raise self.error(f"the API returned an empty body (HTTP {status})", status=status)
+            try:
+                data = json.loads(body)
+            except (ValueError, RecursionError):
+                kind = response.headers.get("Content-Type", "unknown content type")
+                raise self.error(
+                    f"the API returned a body that is not valid JSON (HTTP {status}, {kind}): "
+                    f"{_snippet(body.decode('utf-8', 'replace'), 120)}",
+                    status=status,
+                ) from None
+            return data, response
+
+    def _wait(
+        self, attempt: int, retry_after: Optional[str], deadline: float, cancel: Optional[threading.Event]
+    ) -> bool:
+        """Sleep before retry *attempt*; False when the wait would not fit the deadline."""
+        delay = self.sleep_base * (2**attempt) + random.uniform(0, self.sleep_base / 2)
+        hinted = _retry_after(retry_after)
+        if hinted is not None:
+            delay = max(delay, min(hinted, RETRY_AFTER_CAP))
+        if time.monotonic() + delay >= deadline - 0.05:
+            return False
+        if cancel is not None:
+            return not cancel.wait(delay)
+        time.sleep(delay)
+        return True
+
+    def _status_error(self, response: requests.Response, body: bytes) -> ProviderError:
+        status = response.status_code
+        reason = response.reason or ""
+        text = body.decode("utf-8", "replace")
+        api_message = None
+        code = None
+        try:
+            parsed = json.loads(text) if text.strip() else None
+        except (ValueError, RecursionError):
+            parsed = None
+        if parsed is not None and self.error_text is not None:
+            try:
+                found = self.error_text(parsed)
+            except Exception:
+                found = None
+            if isinstance(found, tuple):
+                api_message, code = found
+            else:
+                api_message = found
+        if api_message is None and text.strip():
+            api_message = _snippet(text)
+        message = f"HTTP {status} {reason}".rstrip()
+        if api_message:
+            message += f": {api_message}"
+        if status == 429:
+            hinted = response.headers.get("Retry-After")
+            message += f" (rate limited; retry after {hinted} s)" if hinted else " (rate limited; try again shortly)"
+        return self.error(message, status=status, code=code, retryable=status in RETRY_STATUSES)

@@ -1,0 +1,1 @@
+"""direct provider (being written)."""

@@ -1,0 +1,1 @@
+"""exa provider (being written)."""
