@@ -1,1 +1,277 @@
-"""exa provider (being written)."""
+"""Exa: metadata-only web search (``POST /search``) and page contents (``POST /contents``),
+with ``x-api-key: <key>``."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+from urllib.parse import urlsplit
+
+from attrs import frozen
+
+from ..hookspecs import hookimpl
+from .base import (
+    CommonOptions,
+    FetchedPage,
+    FetchRequest,
+    FetchResponse,
+    SearchHit,
+    SearchRequest,
+    SearchResponse,
+    limit_between,
+    option,
+)
+
+__all__ = ["ExaOptions", "ExaProvider", "exa_error_text"]
+
+DEFAULT_BASE = "https://api.exa.ai"
+DEFAULT_TIMEOUT = 30.0
+DEFAULT_LIMIT = 5
+DEFAULT_TEXT_MAX = 12000
+SNIPPET_MAX = 300
+
+
+def _at_least_one(value: int) -> Optional[str]:
+    return None if value >= 1 else "must be at least 1"
+
+
+@frozen(kw_only=True)
+class ExaOptions(CommonOptions):
+    """Options of an ``exa`` provider."""
+
+    default_search_limit: Optional[int] = option(
+        None, key="defaultSearchLimit", kind="integer", check=limit_between(1, 100)
+    )
+    default_fetch_text_max_characters: Optional[int] = option(
+        None, key="defaultFetchTextMaxCharacters", kind="integer", check=_at_least_one
+    )
+
+
+def exa_error_text(body: Any) -> Optional[tuple[str, Optional[str]]]:
+    """Exa's own error words from ``{requestId?, error, tag?}``: ``"TAG: message"`` and the tag."""
+    if not isinstance(body, dict):
+        return None
+    message = body.get("error")
+    tag = body.get("tag")
+    tag = tag if isinstance(tag, str) and tag else None
+    if not isinstance(message, str) or not message.strip():
+        return (tag, tag) if tag else None
+    message = " ".join(message.split())
+    return (f"{tag}: {message}" if tag else message), tag
+
+
+def _text(value: Any) -> Optional[str]:
+    """*value* when it is a non-empty string, else ``None``."""
+    return value if isinstance(value, str) and value.strip() else None
+
+
+def _short(text: str, limit: int = SNIPPET_MAX) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def _number(value: Any) -> Optional[float]:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _strings(value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list):
+        return ()
+    return tuple(item for item in value if isinstance(item, str) and item.strip())
+
+
+def _url_key(url: str) -> str:
+    """A loose form of *url* for matching Exa's ids to the requested URLs."""
+    parts = urlsplit(url.strip())
+    path = parts.path.rstrip("/")
+    query = f"?{parts.query}" if parts.query else ""
+    return f"{parts.scheme.lower()}://{parts.netloc.lower()}{path}{query}"
+
+
+class ExaProvider:
+    """A configured Exa account."""
+
+    capabilities = frozenset({"search", "fetch"})
+    search_filters = frozenset(
+        {"include_domains", "exclude_domains", "start_published_date", "end_published_date", "category"}
+    )
+    default_search_limit = DEFAULT_LIMIT
+    fetch_modes = frozenset({"text", "highlights", "summary"})
+
+    def __init__(self, name: str, api_key: str, options: ExaOptions):
+        from ..http import HttpClient
+
+        self.name = name
+        self.options = options
+        self.base_url = (options.base_url or DEFAULT_BASE).rstrip("/")
+        self.http = HttpClient(
+            provider=f"Exa ({name})" if name != "exa" else "Exa",
+            base_url=self.base_url,
+            headers={"x-api-key": api_key},
+            secrets=[api_key],
+            timeout=options.timeout_seconds or DEFAULT_TIMEOUT,
+            error_text=exa_error_text,
+        )
+
+    def __repr__(self) -> str:
+        return f"ExaProvider(name={self.name!r}, base_url={self.base_url!r})"
+
+    @property
+    def default_fetch_text_max_characters(self) -> int:
+        """The text cap used when a fetch request names none."""
+        return self.options.default_fetch_text_max_characters or DEFAULT_TEXT_MAX
+
+    def _shape_error(self, what: str):
+        return self.http.error(f"unexpected response shape: {what}")
+
+    def _results(self, body: Any) -> list:
+        if not isinstance(body, dict):
+            raise self._shape_error("the body is not an object")
+        results = body.get("results")
+        if not isinstance(results, list):
+            raise self._shape_error(f"'results' should be a list, got {type(results).__name__}")
+        return results
+
+    def search(self, request: SearchRequest, ctx: Any) -> SearchResponse:
+        """Run one query for metadata only (no ``contents``): title, URL, date, author, score."""
+        limit = request.limit or self.options.default_search_limit or DEFAULT_LIMIT
+        body: dict = {"query": request.query, "numResults": limit}
+        if request.include_domains:
+            body["includeDomains"] = list(request.include_domains)
+        if request.exclude_domains:
+            body["excludeDomains"] = list(request.exclude_domains)
+        if request.start_published_date:
+            body["startPublishedDate"] = request.start_published_date
+        if request.end_published_date:
+            body["endPublishedDate"] = request.end_published_date
+        if request.category:
+            body["category"] = request.category
+        result, _ = self.http.request_json("POST", "/search", json_body=body, ctx=ctx)
+        hits = []
+        for item in self._results(result):
+            if not isinstance(item, dict):
+                continue
+            url = _text(item.get("url"))
+            if url is None:
+                continue
+            snippet = ""
+            highlights = _strings(item.get("highlights"))
+            if highlights:
+                snippet = _short(" … ".join(highlights))
+            elif _text(item.get("text")):
+                snippet = _short(item["text"])
+            hits.append(
+                SearchHit(
+                    title=" ".join((_text(item.get("title")) or url).split()),
+                    url=url,
+                    snippet=snippet,
+                    published=_text(item.get("publishedDate")),
+                    author=_text(item.get("author")),
+                    score=_number(item.get("score")),
+                )
+            )
+        return SearchResponse(hits=tuple(hits[:limit]))
+
+    def fetch(self, request: FetchRequest, ctx: Any) -> FetchResponse:
+        """Fetch contents for every URL; per-URL failures come from Exa's ``statuses``."""
+        want_text = request.text or not (request.highlights or request.summary)
+        max_chars = request.text_max_characters or self.default_fetch_text_max_characters
+        body: dict = {"urls": list(request.urls)}
+        if want_text:
+            body["text"] = {"maxCharacters": max_chars}
+        if request.highlights:
+            body["highlights"] = True
+        if request.summary:
+            body["summary"] = True
+        result, _ = self.http.request_json("POST", "/contents", json_body=body, ctx=ctx)
+        results = self._results(result)
+        statuses = result.get("statuses")
+        if statuses is None:
+            statuses = []
+        if not isinstance(statuses, list):
+            raise self._shape_error(f"'statuses' should be a list, got {type(statuses).__name__}")
+
+        found: dict[str, dict] = {}
+        for item in results:
+            if not isinstance(item, dict):
+                continue
+            for key in (item.get("id"), item.get("url")):
+                if isinstance(key, str) and key:
+                    found.setdefault(key, item)
+                    found.setdefault(_url_key(key), item)
+        errors: dict[str, dict] = {}
+        for status in statuses:
+            if not isinstance(status, dict) or not isinstance(status.get("id"), str):
+                continue
+            if status.get("status") == "error":
+                errors.setdefault(status["id"], status)
+                errors.setdefault(_url_key(status["id"]), status)
+
+        pages = []
+        for url in request.urls:
+            item = found.get(url) or found.get(_url_key(url))
+            if item is not None:
+                pages.append(self._page(url, item, request, want_text, max_chars))
+                continue
+            status = errors.get(url) or errors.get(_url_key(url))
+            if status is not None:
+                pages.append(self._failure(url, status))
+            else:
+                pages.append(FetchedPage(url=url, ok=False, error="no result returned by Exa"))
+        return FetchResponse(pages=tuple(pages))
+
+    def _page(self, url: str, item: dict, request: FetchRequest, want_text: bool, max_chars: int) -> FetchedPage:
+        notes = []
+        text = None
+        if want_text:
+            text = item.get("text") if isinstance(item.get("text"), str) else None
+            if text is None:
+                notes.append("Exa returned no text for this URL")
+            elif len(text) > max_chars:
+                text = text[:max_chars]
+                notes.append(f"text cut at {max_chars} characters; pass text_max_characters for more")
+        highlights = _strings(item.get("highlights")) if request.highlights else ()
+        summary = _text(item.get("summary")) if request.summary else None
+        final_url = _text(item.get("url"))
+        return FetchedPage(
+            url=url,
+            ok=True,
+            title=_text(item.get("title")),
+            final_url=final_url if final_url and final_url != url else None,
+            text=text,
+            highlights=highlights,
+            summary=summary,
+            published=_text(item.get("publishedDate")),
+            author=_text(item.get("author")),
+            notes=tuple(notes),
+        )
+
+    def _failure(self, url: str, status: dict) -> FetchedPage:
+        error = status.get("error")
+        error = error if isinstance(error, dict) else {}
+        tag = _text(error.get("tag"))
+        code = error.get("httpStatusCode")
+        code = code if isinstance(code, int) and not isinstance(code, bool) else None
+        message = tag or "Exa could not fetch this URL"
+        if code is not None:
+            message += f" (HTTP {code})"
+        return FetchedPage(url=url, ok=False, error=message, code=tag, status=code)
+
+
+def _create(config: Any) -> ExaProvider:
+    return ExaProvider(config.name, config.api_key, config.options or ExaOptions())
+
+
+@hookimpl
+def register_provider_types(register):
+    """Register the ``exa`` provider type."""
+    from ..registry import ProviderType
+
+    register(
+        ProviderType(
+            name="exa",
+            capabilities={"search", "fetch"},
+            factory=_create,
+            options_class=ExaOptions,
+            needs_api_key=True,
+        )
+    )

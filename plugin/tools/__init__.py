@@ -1,0 +1,1 @@
+"""The three tools: their model-facing specs (light) and their execution (lazy)."""

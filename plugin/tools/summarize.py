@@ -1,0 +1,109 @@
+"""The ``summarize`` tool: a URL's summary from Kagi's Universal Summarizer, verbatim."""
+
+from __future__ import annotations
+
+from pi_hostspec import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, ToolContext, ToolError, ToolResult
+
+__all__ = ["DESCRIPTION", "LABEL", "NAME", "PARAMETERS", "check_url", "execute"]
+
+NAME = "summarize"
+LABEL = "Summarize"
+DESCRIPTION = f"""Summarize content from a URL. Works with web pages, PDFs, videos, podcasts, and other document types. Returns a concise summary to avoid consuming excessive context on long documents.
+
+When to use:
+- Digesting long documentation pages, release notes, or changelogs
+- Getting key points from a video or podcast transcript
+- Summarizing a PDF or technical paper
+- Understanding a lengthy discussion thread or blog post
+
+Parameters:
+- url (required): The URL to summarize
+- summary_type (optional): "summary" for paragraph prose (default), or "takeaway" for a bulleted list of key points
+- engine (optional): Summarization engine — "cecil" (default) for fast general-purpose summaries, "agnes" for formal, technical, analytical summaries. Use agnes for technical docs, papers, and specs.
+- target_language (optional): Language code for the output (e.g., "EN", "DE", "JA"). Defaults to the document's language.
+
+Output is truncated to {DEFAULT_MAX_LINES} lines or {DEFAULT_MAX_BYTES // 1024}KB (whichever is hit first); if truncated, the full output is saved to a temp file whose path is given."""
+
+PARAMETERS: dict = {
+    "type": "object",
+    "properties": {
+        "url": {"type": "string", "description": "The URL to summarize", "minLength": 1},
+        "summary_type": {
+            "type": "string",
+            "enum": ["summary", "takeaway"],
+            "description": '"summary" for paragraph prose (default), or "takeaway" for a bulleted list of key points',
+        },
+        "engine": {
+            "type": "string",
+            "enum": ["cecil", "agnes"],
+            "description": '"cecil" (default) for fast general-purpose summaries, "agnes" for formal, technical, analytical summaries',
+        },
+        "target_language": {
+            "type": "string",
+            "description": 'Language code for the output (e.g., "EN", "DE", "JA"). Defaults to the document\'s language.',
+            "minLength": 1,
+        },
+        "provider": {
+            "type": "string",
+            "description": "Name of a configured provider to use instead of the default.",
+            "minLength": 1,
+        },
+    },
+    "required": ["url"],
+    "additionalProperties": False,
+}
+
+
+def check_url(url: str, field: str = "url") -> str:
+    """The URL stripped, or a :class:`ToolError` saying why it is not an absolute http(s) URL."""
+    from urllib.parse import urlsplit
+
+    candidate = url.strip()
+    try:
+        parts = urlsplit(candidate)
+        host = parts.hostname
+    except ValueError:
+        parts, host = None, None
+    if parts is None or not parts.scheme or not host:
+        raise ToolError(f"{field}: {url!r} is not an absolute URL (expected http:// or https://...)")
+    if parts.scheme.lower() not in ("http", "https"):
+        raise ToolError(f"{field}: {url!r} uses {parts.scheme}:, only http and https are supported")
+    if any(ch.isspace() for ch in candidate):
+        raise ToolError(f"{field}: {url!r} contains whitespace")
+    return candidate
+
+
+def execute(args: dict, ctx: ToolContext) -> ToolResult:
+    """Validate the URL and language, ask the provider, return its output verbatim."""
+    from pi_hostspec import strip_control, truncate_output
+
+    from ..errors import ProviderError
+    from ..providers.base import SummarizeRequest
+    from .common import resolve
+
+    url = check_url(args["url"])
+    summary_type = args.get("summary_type") or "summary"
+    engine = args.get("engine") or "cecil"
+    provider, pconf, config = resolve("summarize", args.get("provider"))
+    language = args.get("target_language")
+    if language is not None:
+        language = language.strip().upper()
+        allowed = getattr(provider, "summary_languages", None)
+        if allowed and language not in allowed:
+            raise ToolError(
+                f"target_language: {args['target_language']!r} is not a language Kagi's summarizer "
+                f"supports. Use one of: {', '.join(allowed)}."
+            )
+    request = SummarizeRequest(url=url, summary_type=summary_type, engine=engine, target_language=language)
+    ctx.update(ToolResult(content="Summarizing...", details={"partial": True, "url": url}))
+    details: dict = {"url": url, "summaryType": summary_type, "engine": engine}
+    try:
+        response = provider.summarize(request, ctx)
+    except ProviderError as exc:
+        raise ToolError(f"summarize failed: {exc}", details={**details, "error": exc.to_dict()}) from None
+    details["tokens"] = response.tokens
+    output = truncate_output(strip_control(response.output), prefix="pi-summarize")
+    details.update(output.details())
+    if config.warnings:
+        details["warnings"] = list(config.warnings)
+    return ToolResult(content=output.text, details=details)

@@ -1,0 +1,87 @@
+"""Shared fixtures: an isolated agent directory, no ambient keys or proxies, a host."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from pi_hostspec import Host, get_plugin_manager
+
+SECRET = "sk-SENTINEL-4f1c9d2e7b"  # a key that must never appear in any output
+
+_AMBIENT = (
+    "KAGI_API_KEY",
+    "EXA_API_KEY",
+    "NO_COLOR",
+    "PI_DISABLE_PLUGINS",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "ALL_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "all_proxy",
+    "NO_PROXY",
+    "no_proxy",
+    "REQUESTS_CA_BUNDLE",
+    "CURL_CA_BUNDLE",
+)
+
+
+@pytest.fixture(autouse=True)
+def isolated(tmp_path, monkeypatch):
+    """Point the agent dir and temp files into tmp_path; clear keys, proxies and caches."""
+    from pi_web_tools import config, registry
+
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(agent))
+    for name in _AMBIENT:
+        monkeypatch.delenv(name, raising=False)
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    config._cache.clear()
+    registry._instances.clear()
+    yield agent
+    config._cache.clear()
+    registry._instances.clear()
+
+
+@pytest.fixture
+def agent_dir(isolated) -> Path:
+    """The isolated agent directory (``PI_CODING_AGENT_DIR``)."""
+    return isolated
+
+
+@pytest.fixture
+def write_config(agent_dir):
+    """Write ``web-search.json`` (a dict as JSON, or raw text) with mode 0600; return its path."""
+
+    def write(content, mode: int = 0o600) -> Path:
+        path = agent_dir / "web-search.json"
+        path.write_text(content if isinstance(content, str) else json.dumps(content), encoding="utf-8")
+        path.chmod(mode)
+        return path
+
+    return write
+
+
+@pytest.fixture
+def host() -> Host:
+    """A host with only the web tools plugin, no entry points."""
+    import pi_web_tools.plugin
+
+    return Host(get_plugin_manager(load_entrypoints=False, plugins=[pi_web_tools.plugin]))
+
+
+def kagi_config(base_url: str, **options) -> dict:
+    """A one-provider Kagi config pointing at *base_url*."""
+    return {
+        "defaultProvider": "kagi",
+        "providers": [
+            {"name": "kagi", "type": "kagi", "apiKey": SECRET, "options": {"baseUrl": base_url, **options}}
+        ],
+    }
