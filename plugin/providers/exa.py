@@ -3,7 +3,7 @@ with ``x-api-key: <key>``."""
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 from urllib.parse import urlsplit
 
 from attrs import frozen
@@ -30,7 +30,7 @@ DEFAULT_TEXT_MAX = 12000
 SNIPPET_MAX = 300
 
 
-def _at_least_one(value: int) -> Optional[str]:
+def _at_least_one(value: int) -> str | None:
     return None if value >= 1 else "must be at least 1"
 
 
@@ -38,15 +38,15 @@ def _at_least_one(value: int) -> Optional[str]:
 class ExaOptions(CommonOptions):
     """Options of an ``exa`` provider."""
 
-    default_search_limit: Optional[int] = option(
+    default_search_limit: int | None = option(
         None, key="defaultSearchLimit", kind="integer", check=limit_between(1, 100)
     )
-    default_fetch_text_max_characters: Optional[int] = option(
+    default_fetch_text_max_characters: int | None = option(
         None, key="defaultFetchTextMaxCharacters", kind="integer", check=_at_least_one
     )
 
 
-def exa_error_text(body: Any) -> Optional[tuple[str, Optional[str]]]:
+def exa_error_text(body: Any) -> tuple[str, str | None] | None:
     """Exa's own error words from ``{requestId?, error, tag?}``: ``"TAG: message"`` and the tag."""
     if not isinstance(body, dict):
         return None
@@ -59,7 +59,7 @@ def exa_error_text(body: Any) -> Optional[tuple[str, Optional[str]]]:
     return (f"{tag}: {message}" if tag else message), tag
 
 
-def _text(value: Any) -> Optional[str]:
+def _text(value: Any) -> str | None:
     """*value* when it is a non-empty string, else ``None``."""
     return value if isinstance(value, str) and value.strip() else None
 
@@ -69,7 +69,7 @@ def _short(text: str, limit: int = SNIPPET_MAX) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-def _number(value: Any) -> Optional[float]:
+def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
@@ -92,7 +92,13 @@ class ExaProvider:
 
     capabilities = frozenset({"search", "fetch"})
     search_filters = frozenset(
-        {"include_domains", "exclude_domains", "start_published_date", "end_published_date", "category"}
+        {
+            "include_domains",
+            "exclude_domains",
+            "start_published_date",
+            "end_published_date",
+            "category",
+        }
     )
     default_search_limit = DEFAULT_LIMIT
     fetch_modes = frozenset({"text", "highlights", "summary"})
@@ -219,7 +225,9 @@ class ExaProvider:
                 pages.append(FetchedPage(url=url, ok=False, error="no result returned by Exa"))
         return FetchResponse(pages=tuple(pages))
 
-    def _page(self, url: str, item: dict, request: FetchRequest, want_text: bool, max_chars: int) -> FetchedPage:
+    def _page(
+        self, url: str, item: dict, request: FetchRequest, want_text: bool, max_chars: int
+    ) -> FetchedPage:
         notes = []
         text = None
         if want_text:
@@ -228,7 +236,9 @@ class ExaProvider:
                 notes.append("Exa returned no text for this URL")
             elif len(text) > max_chars:
                 text = text[:max_chars]
-                notes.append(f"text cut at {max_chars} characters; pass text_max_characters for more")
+                notes.append(
+                    f"text cut at {max_chars} characters; pass text_max_characters for more"
+                )
         highlights = _strings(item.get("highlights")) if request.highlights else ()
         summary = _text(item.get("summary")) if request.summary else None
         final_url = _text(item.get("url"))

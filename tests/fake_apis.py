@@ -1,0 +1,85 @@
+"""Loopback fakes of the Kagi API for end-to-end tests (stdlib http.server in a thread)."""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlsplit
+
+
+class FakeKagi:
+    """A small, faithful Kagi v0: /search (GET) and /summarize (POST), Bot auth checked."""
+
+    def __init__(self, key: str):
+        self.key = key
+        self.requests: list[dict] = []
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def _send(self, status: int, body: dict) -> None:
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def _authorized(self) -> bool:
+                if self.headers.get("Authorization") == f"Bot {fake.key}":
+                    return True
+                self._send(401, {"meta": {}, "data": None, "error": [{"code": 2, "msg": "Unauthorized", "ref": None}]})
+                return False
+
+            def do_GET(self):
+                parts = urlsplit(self.path)
+                query = {k: v[0] for k, v in parse_qs(parts.query).items()}
+                fake.requests.append({"method": "GET", "path": parts.path, "query": query, "headers": dict(self.headers)})
+                if not self._authorized():
+                    return
+                if parts.path != "/api/v0/search" or "q" not in query:
+                    self._send(400, {"meta": {}, "data": None, "error": [{"code": 1, "msg": "Missing q parameter", "ref": None}]})
+                    return
+                q = query["q"]
+                limit = int(query.get("limit", 10))
+                data = [
+                    {"t": 0, "url": f"https://results.example/{q.replace(' ', '-')}/{i}", "title": f"{q} — page {i}",
+                     "snippet": f"All about <b>{q}</b> &amp; more ({i})", "published": "2026-03-01T00:00:00Z"}
+                    for i in range(1, min(limit, 3) + 1)
+                ]
+                data.append({"t": 1, "list": [f"{q} tutorial", f"{q} examples"]})
+                self._send(200, {"meta": {"id": "e2e", "node": "loopback", "ms": 1, "api_balance": 42.0}, "data": data})
+
+            def do_POST(self):
+                length = int(self.headers.get("Content-Length") or 0)
+                body = json.loads(self.rfile.read(length) or b"{}")
+                fake.requests.append({"method": "POST", "path": self.path, "json": body, "headers": dict(self.headers)})
+                if not self._authorized():
+                    return
+                if self.path != "/api/v0/summarize":
+                    self._send(404, {"meta": {}, "data": None, "error": [{"code": 1, "msg": "Not found", "ref": None}]})
+                    return
+                kind = body.get("summary_type", "summary")
+                output = "- First point\n- Second point" if kind == "takeaway" else f"A summary of {body.get('url')}."
+                self._send(200, {"meta": {"id": "s", "node": "loopback", "ms": 2}, "data": {"output": output, "tokens": 321}})
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        """The fake's v0 base URL."""
+        return f"http://127.0.0.1:{self.server.server_address[1]}/api/v0"
+
+    def __enter__(self) -> "FakeKagi":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.shutdown()
+        self.server.server_close()

@@ -1,0 +1,35 @@
+"""Model-facing formatting of search results and fetched pages."""
+
+from __future__ import annotations
+
+from pi_web_tools.errors import ProviderError
+from pi_web_tools.format import format_fetch, format_hit, format_search
+from pi_web_tools.providers.base import FetchedPage, SearchHit, SearchResponse
+
+
+def test_hit_with_author_and_score():
+    """Exa-style metadata goes on one indented line."""
+    hit = SearchHit(title="T", url="https://u/", published="2024-01-15", author="Jo", score=0.38723)
+    assert format_hit(3, hit) == "3. T\n   https://u/\n   Published: 2024-01-15 · Author: Jo · Score: 0.387"
+
+
+def test_numbering_continues_across_queries_and_errors():
+    """Numbers are continuous; a failed query shows its error in place."""
+    one = SearchResponse(hits=(SearchHit(title="A", url="https://a/"),))
+    text, total = format_search(["x", "y", "z"], [one, ProviderError("Kagi: HTTP 500"), one])
+    assert total == 2
+    assert text == 'Query: "x"\n1. A\n   https://a/\n\nQuery: "y"\nError: Kagi: HTTP 500\n\nQuery: "z"\n2. A\n   https://a/'
+
+
+def test_fetch_sections_in_order_with_failures():
+    """One section per URL, separated, failures as one error line."""
+    pages = [
+        FetchedPage(url="https://a/", ok=True, title="A", text="Body A", final_url="https://a/x", notes=("text cut",)),
+        FetchedPage(url="https://b/", ok=False, error="CRAWL_NOT_FOUND (HTTP 404)"),
+        FetchedPage(url="https://c/", ok=True, title="C", text="Body C", highlights=("h1",), summary="S"),
+    ]
+    assert format_fetch(pages) == (
+        "## [1/3] A\nURL: https://a/\nFinal URL: https://a/x\nNote: text cut\n\nBody A"
+        "\n\n---\n\n## [2/3] https://b/ (failed)\nURL: https://b/\nError: CRAWL_NOT_FOUND (HTTP 404)"
+        "\n\n---\n\n## [3/3] C\nURL: https://c/\n\nSummary:\nS\n\nHighlights:\n- h1\n\nText:\nBody C"
+    )

@@ -1,0 +1,184 @@
+"""Provider types and provider selection."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from pi_web_tools import registry
+from pi_web_tools.errors import ConfigError
+from pi_web_tools.registry import ProviderType, get_provider, provider_types, resolve_provider
+
+from .conftest import SECRET
+
+
+def test_builtin_types_register_through_the_hook():
+    """kagi, exa and direct are registered like any third-party type, with capabilities."""
+    types = provider_types()
+    assert types["kagi"].capabilities == {"search", "summarize"}
+    assert types["exa"].capabilities == {"search", "fetch"}
+    assert types["direct"].capabilities == {"fetch"}
+    assert types["kagi"].plugin_name == "kagi"
+
+
+def test_third_party_provider_type_through_entry_point(tmp_path, monkeypatch, write_config):
+    """A provider type from the pi_web_tools.providers entry-point group is usable in the config."""
+    (tmp_path / "acme_search.py").write_text(
+        textwrap.dedent(
+            """
+            from pi_web_tools.hookspecs import hookimpl
+            from pi_web_tools.providers.base import SearchHit, SearchResponse
+
+            class Acme:
+                capabilities = frozenset({"search"})
+                search_filters = frozenset()
+                def __init__(self, config):
+                    self.name = config.name
+                def search(self, request, ctx):
+                    return SearchResponse(hits=(SearchHit(title="Acme " + request.query, url="https://acme.test/"),))
+
+            @hookimpl
+            def register_provider_types(register):
+                from pi_web_tools.registry import ProviderType
+                register(ProviderType(name="acme", capabilities={"search"}, factory=Acme, needs_api_key=False))
+            """
+        )
+    )
+    dist = tmp_path / "acme_search-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: acme-search\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text("[pi_web_tools.providers]\nacme = acme_search\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    registry.set_provider_types(None)
+    try:
+        assert "acme" in provider_types()
+        write_config({"providers": [{"name": "a", "type": "acme"}]})
+        provider, chosen, _ = resolve_provider("search")
+        assert chosen.name == "a"
+        assert provider.search(type("R", (), {"query": "q"})(), None).hits[0].title == "Acme q"
+    finally:
+        registry.set_provider_types(None)
+
+
+def test_duplicate_provider_type_is_an_error():
+    """Two plugins registering one type name fail loudly, naming both."""
+    import pluggy
+
+    from pi_web_tools import hookspecs
+
+    class One:
+        @hookspecs.hookimpl
+        def register_provider_types(self, register):
+            register(ProviderType(name="dup", capabilities={"search"}, factory=object))
+
+    pm = pluggy.PluginManager(hookspecs.PROJECT)
+    pm.add_hookspecs(hookspecs)
+    pm.register(One(), name="one")
+    pm.register(One(), name="two")
+    with pytest.raises(ValueError, match="registered by"):
+        registry.collect_provider_types(pm)
+
+
+def test_unknown_capability_rejected():
+    """A provider type cannot claim a capability no tool knows."""
+    with pytest.raises(ValueError, match="unknown capabilities"):
+        ProviderType(name="x", capabilities={"translate"}, factory=object)
+
+
+def _two(write_config, default="exa"):
+    return write_config(
+        {
+            "defaultProvider": default,
+            "providers": [
+                {"name": "kagi", "type": "kagi", "apiKey": SECRET},
+                {"name": "exa", "type": "exa", "apiKey": SECRET},
+            ],
+        }
+    )
+
+
+def test_requested_provider_wins(write_config):
+    """provider= picks that provider."""
+    _two(write_config)
+    assert resolve_provider("search", "kagi")[1].name == "kagi"
+
+
+def test_default_provider_used_when_capable(write_config):
+    """Without provider= the default serves when it can."""
+    _two(write_config, default="exa")
+    assert resolve_provider("search")[1].name == "exa"
+
+
+def test_first_capable_provider_when_default_cannot(write_config):
+    """When the default cannot summarize, the first provider that can does."""
+    _two(write_config, default="exa")
+    assert resolve_provider("summarize")[1].name == "kagi"
+
+
+def test_requested_provider_without_capability(write_config):
+    """Asking a provider for something it cannot do names the ones that can."""
+    _two(write_config)
+    with pytest.raises(ConfigError, match="'exa' \\(type exa\\) cannot summarize. Providers that can: kagi"):
+        resolve_provider("summarize", "exa")
+
+
+def test_unknown_requested_provider(write_config):
+    """An unknown provider name lists the configured ones."""
+    _two(write_config)
+    with pytest.raises(ConfigError, match="Unknown provider 'bing' requested. Configured providers: kagi, exa"):
+        resolve_provider("search", "bing")
+
+
+def test_fetch_without_config_uses_direct():
+    """With nothing configured, fetch falls back to the built-in direct fetcher."""
+    provider, chosen, _ = resolve_provider("fetch")
+    assert chosen.type == "direct"
+
+
+def test_search_without_anything_gives_kagi_sentence():
+    """With no file and no key, search errors with the seed's exact first sentence."""
+    with pytest.raises(ConfigError) as info:
+        resolve_provider("search")
+    assert str(info.value).startswith(
+        "KAGI_API_KEY environment variable is not set. Set it to your Kagi API key to use web search."
+    )
+    assert "web-search.json" in str(info.value)
+
+
+def test_summarize_without_anything_gives_kagi_sentence():
+    """The summarize variant of the sentence."""
+    with pytest.raises(ConfigError) as info:
+        resolve_provider("summarize")
+    assert str(info.value).startswith(
+        "KAGI_API_KEY environment variable is not set. Set it to your Kagi API key to use summarize."
+    )
+
+
+def test_kagi_entry_without_any_key_gives_kagi_sentence(write_config):
+    """A kagi entry without apiKey and no env var fails at invocation with the seed sentence."""
+    write_config({"providers": [{"name": "k", "type": "kagi"}]})
+    with pytest.raises(ConfigError, match="^KAGI_API_KEY environment variable is not set"):
+        resolve_provider("search")
+
+
+def test_exa_without_key_says_what_to_add(write_config):
+    """An exa entry without apiKey fails at invocation naming the entry."""
+    write_config({"providers": [{"name": "e", "type": "exa"}]})
+    with pytest.raises(ConfigError, match="Provider 'e' has no API key: add \"apiKey\""):
+        resolve_provider("search")
+
+
+def test_provider_instances_are_reused(write_config):
+    """The same entry gives the same provider object, so its HTTP session stays warm."""
+    _two(write_config)
+    first = resolve_provider("search", "kagi")[0]
+    assert resolve_provider("search", "kagi")[0] is first
+    assert get_provider(resolve_provider("search", "kagi")[1]) is first
+
+
+def test_env_key_serves_search_when_config_has_no_search_provider(write_config, monkeypatch):
+    """A config with only a fetcher plus KAGI_API_KEY still searches with Kagi."""
+    monkeypatch.setenv("KAGI_API_KEY", SECRET)
+    write_config({"providers": [{"name": "d", "type": "direct"}]})
+    assert resolve_provider("search")[1].type == "kagi"

@@ -1,0 +1,178 @@
+"""validate(): the JSON Schema subset tool arguments use, with errors that name the field."""
+
+from __future__ import annotations
+
+import pytest
+
+from pi_hostspec import SchemaError, validate
+
+SCHEMA = {
+    "type": "object",
+    "properties": {
+        "queries": {
+            "type": "array",
+            "items": {"type": "string", "minLength": 1, "pattern": r"\S"},
+            "minItems": 1,
+            "maxItems": 3,
+        },
+        "limit": {"type": "integer", "minimum": 1, "maximum": 50},
+        "mode": {"type": "string", "enum": ["fast", "deep"]},
+        "code": {"type": "string", "pattern": r"^[A-Z]{2}$", "maxLength": 2},
+        "flag": {"type": "boolean"},
+        "nested": {
+            "type": "object",
+            "properties": {"inner": {"type": "number"}},
+            "required": ["inner"],
+        },
+    },
+    "required": ["queries"],
+    "additionalProperties": False,
+}
+
+
+def _error(value, schema=SCHEMA) -> str:
+    with pytest.raises(SchemaError) as info:
+        validate(value, schema)
+    return str(info.value)
+
+
+def test_valid_arguments_pass():
+    """Arguments that satisfy every keyword raise nothing."""
+    validate(
+        {"queries": ["a", "b"], "limit": 5, "mode": "deep", "code": "DE", "flag": True, "nested": {"inner": 1.5}},
+        SCHEMA,
+    )
+
+
+def test_schema_error_is_a_value_error():
+    """SchemaError is a ValueError, so generic handlers catch it."""
+    assert issubclass(SchemaError, ValueError)
+
+
+def test_missing_required_field_is_named():
+    """A missing required field is named in the message."""
+    assert _error({}) == "queries: required field is missing"
+
+
+def test_missing_nested_required_field_names_its_path():
+    """A missing field inside a nested object is named by its dotted path."""
+    assert _error({"queries": ["a"], "nested": {}}) == "nested.inner: required field is missing"
+
+
+def test_wrong_item_type_names_the_index():
+    """A wrong type inside an array names the path with the index and what was found."""
+    assert _error({"queries": ["ok", 7]}) == "queries[1]: expected string, got a number"
+
+
+@pytest.mark.parametrize(
+    "value, found",
+    [("x", "a string"), (None, "null"), ({"a": 1}, "an object"), (True, "a boolean")],
+)
+def test_wrong_top_level_field_type(value, found):
+    """A field of the wrong type says what was expected and what kind of value came."""
+    assert _error({"queries": value}) == f"queries: expected array, got {found}"
+
+
+def test_arguments_not_an_object():
+    """A non-object at the top level is reported against 'arguments'."""
+    assert _error(["queries"]) == "arguments: expected object, got an array"
+
+
+def test_enum_lists_the_options():
+    """A value outside an enum names the field, the allowed options and the value."""
+    message = _error({"queries": ["a"], "mode": "slow"})
+    assert message == "mode: must be one of 'fast', 'deep', got 'slow'"
+
+
+def test_min_items():
+    """Too few items names the field and the minimum."""
+    assert _error({"queries": []}) == "queries: needs at least 1 item(s), got 0"
+
+
+def test_max_items():
+    """Too many items names the field and the maximum."""
+    assert _error({"queries": ["a", "b", "c", "d"]}) == "queries: allows at most 3 items, got 4"
+
+
+def test_minimum():
+    """A number under the minimum names the field, the bound and the value."""
+    assert _error({"queries": ["a"], "limit": 0}) == "limit: must be at least 1, got 0"
+
+
+def test_maximum():
+    """A number over the maximum names the field, the bound and the value."""
+    assert _error({"queries": ["a"], "limit": 51}) == "limit: must be at most 50, got 51"
+
+
+def test_bounds_are_inclusive():
+    """The minimum and maximum themselves are allowed."""
+    validate({"queries": ["a"], "limit": 1}, SCHEMA)
+    validate({"queries": ["a"], "limit": 50}, SCHEMA)
+
+
+def test_min_length_one_says_must_not_be_empty():
+    """An empty string where minLength is 1 says the field must not be empty."""
+    assert _error({"queries": ["a", ""]}) == "queries[1]: must not be empty"
+
+
+def test_min_length_above_one():
+    """A minLength above 1 states the number of characters."""
+    assert _error("ab", {"type": "string", "minLength": 3}) == "arguments: must be at least 3 characters"
+
+
+def test_max_length():
+    """A string over maxLength names the field and the limit."""
+    assert _error({"queries": ["a"], "code": "DEU"}) == "code: must be at most 2 characters"
+
+
+def test_pattern():
+    """A string not matching the pattern names the field and the pattern."""
+    assert _error({"queries": ["a"], "code": "de"}) == "code: does not match the pattern ^[A-Z]{2}$"
+    assert _error({"queries": ["   "]}) == r"queries[0]: does not match the pattern \S"
+
+
+def test_additional_properties_false_names_the_unknown_field():
+    """An unknown field is named, together with the allowed ones."""
+    message = _error({"queries": ["a"], "qeury": "x"})
+    assert "unknown field(s) 'qeury'" in message
+    assert message.startswith("arguments: ")
+    assert "queries" in message.split("allowed:")[1]
+
+
+def test_additional_properties_allowed_by_default():
+    """Without additionalProperties: false, extra fields pass."""
+    validate({"a": 1, "b": 2}, {"type": "object", "properties": {"a": {"type": "integer"}}})
+
+
+def test_bool_is_not_an_integer():
+    """A boolean is rejected where an integer (or number) is expected, although bool subclasses int."""
+    assert _error({"queries": ["a"], "limit": True}) == "limit: expected integer, got a boolean"
+    assert _error(False, {"type": "number"}) == "arguments: expected number, got a boolean"
+
+
+def test_integral_float_is_an_integer():
+    """3.0 is accepted as an integer (JSON has one number type); 3.5 is not."""
+    validate({"queries": ["a"], "limit": 3.0}, SCHEMA)
+    assert _error({"queries": ["a"], "limit": 3.5}) == "limit: expected integer, got a number"
+
+
+def test_boolean_type():
+    """A non-boolean where a boolean is expected is named."""
+    assert _error({"queries": ["a"], "flag": "yes"}) == "flag: expected boolean, got a string"
+
+
+def test_type_list():
+    """A list of types accepts any of them and names all when none fits."""
+    schema = {"type": ["string", "null"]}
+    validate(None, schema)
+    validate("x", schema)
+    assert _error(1, schema) == "arguments: expected string or null, got a number"
+
+
+def test_any_of():
+    """anyOf passes when one option fits and reports the options' problems when none does."""
+    schema = {"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]}
+    validate("x", schema)
+    validate(["x"], schema)
+    message = _error(5, schema)
+    assert "expected string" in message and "expected array" in message
