@@ -1,0 +1,68 @@
+"""Every sample config loads and routes each tool to the provider its README promises."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from pi_web_tools.config import load_config
+from pi_web_tools.errors import ConfigError
+from pi_web_tools.registry import resolve_provider
+
+SAMPLES = Path(__file__).resolve().parent.parent / "sample_config"
+
+
+def _install(agent_dir: Path, name: str) -> Path:
+    target = agent_dir / "web-search.json"
+    shutil.copy(SAMPLES / name, target)
+    target.chmod(0o600)
+    return target
+
+
+def _routes(agent_dir, name):
+    _install(agent_dir, name)
+    routes = {}
+    for capability in ("search", "fetch", "summarize"):
+        try:
+            routes[capability] = resolve_provider(capability)[1].type
+        except ConfigError:
+            routes[capability] = None
+    return routes
+
+
+def test_every_sample_is_documented():
+    """Each JSON sample has a row in sample_config/README.md."""
+    readme = (SAMPLES / "README.md").read_text()
+    for sample in SAMPLES.glob("*.json"):
+        assert f"`{sample.name}`" in readme
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in SAMPLES.glob("*.json")))
+def test_sample_loads_without_warnings(agent_dir, name):
+    """The sample is valid and uses only known options."""
+    config = load_config(_install(agent_dir, name))
+    assert config.source == "file" and config.warnings == () and config.key_problems == ()
+
+
+def test_kagi_only_routes(agent_dir):
+    """Kagi searches and summarizes; fetch falls back to the direct fetcher."""
+    assert _routes(agent_dir, "kagi-only.json") == {"search": "kagi", "fetch": "direct", "summarize": "kagi"}
+
+
+def test_exa_only_routes(agent_dir):
+    """Exa searches and fetches; summarize has no provider."""
+    assert _routes(agent_dir, "exa-only.json") == {"search": "exa", "fetch": "exa", "summarize": None}
+
+
+def test_kagi_and_exa_routes(agent_dir):
+    """Kagi for search and summarize, Exa for fetch."""
+    assert _routes(agent_dir, "kagi-and-exa.json") == {"search": "kagi", "fetch": "exa", "summarize": "kagi"}
+
+
+def test_direct_private_network(agent_dir):
+    """The explicit direct fetcher allows private networks."""
+    config = load_config(_install(agent_dir, "direct-private-network.json"))
+    assert config.providers[0].options.allow_private_network is True
+    assert _routes(agent_dir, "direct-private-network.json")["fetch"] == "direct"
