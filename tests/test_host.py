@@ -7,7 +7,6 @@ import textwrap
 import types
 
 import pytest
-
 from pi_hostspec import (
     AnsiTheme,
     DuplicateToolError,
@@ -54,12 +53,17 @@ def install_plugin(tmp_path, monkeypatch):
     site.mkdir()
     written = []
 
-    def install(module: str = "tiny_pi_plugin", ep_name: str = "tiny", tool_name: str = "tiny_echo"):
-        (site / f"{module}.py").write_text(PLUGIN_SOURCE.format(tool_name=tool_name), encoding="utf-8")
+    def install(
+        module: str = "tiny_pi_plugin", ep_name: str = "tiny", tool_name: str = "tiny_echo"
+    ):
+        (site / f"{module}.py").write_text(
+            PLUGIN_SOURCE.format(tool_name=tool_name), encoding="utf-8"
+        )
         dist = site / f"{module.replace('_', '-')}-0.1.dist-info"
         dist.mkdir()
         (dist / "METADATA").write_text(
-            f"Metadata-Version: 2.1\nName: {module.replace('_', '-')}\nVersion: 0.1\n", encoding="utf-8"
+            f"Metadata-Version: 2.1\nName: {module.replace('_', '-')}\nVersion: 0.1\n",
+            encoding="utf-8",
         )
         (dist / "entry_points.txt").write_text(
             textwrap.dedent(
@@ -166,7 +170,7 @@ def test_entry_point_plugin_clashing_with_web_tools_names_both(install_plugin):
     install_plugin(module="clash_pi_plugin", ep_name="clash", tool_name="web_search")
     host = Host(get_plugin_manager())
     with pytest.raises(DuplicateToolError) as info:
-        host.tools
+        _ = host.tools
     message = str(info.value)
     assert "'web_search'" in message
     assert "web_tools" in message and "clash" in message
@@ -176,7 +180,7 @@ def test_duplicate_tool_names_raise_naming_both_plugins():
     """Two plugins registering the same tool name raise DuplicateToolError naming both."""
     host = _host(_plugin("alpha_plugin", _tool("echo")), _plugin("beta_plugin", _tool("echo")))
     with pytest.raises(DuplicateToolError) as info:
-        host.tools
+        _ = host.tools
     message = str(info.value)
     assert "'echo'" in message
     assert "alpha_plugin" in message and "beta_plugin" in message
@@ -186,7 +190,7 @@ def test_registering_a_non_tool_is_rejected():
     """register() accepts only Tool objects."""
     host = _host(_plugin("bad_plugin", "not a tool"))  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="bad_plugin"):
-        host.tools
+        _ = host.tools
 
 
 def test_tools_are_collected_with_plugin_name():
@@ -292,7 +296,9 @@ def test_unexpected_exception_is_one_line_without_traceback():
         try:
             {}["missing"]
         except KeyError as exc:
-            raise RuntimeError("boom\nTraceback (most recent call last):\n  File \"x.py\", line 1") from exc
+            raise RuntimeError(
+                'boom\nTraceback (most recent call last):\n  File "x.py", line 1'
+            ) from exc
 
     host = _host(_plugin("alpha_plugin", _tool("echo", execute=execute)))
     result = host.call("echo", {"text": "x"})
@@ -373,7 +379,9 @@ def test_renderers_are_used_when_present():
         got["theme"] = theme
         return f"RESULT {result.text} expanded={options.expanded}"
 
-    host = _host(_plugin("alpha_plugin", _tool("echo"), render_call=render_call, render_result=render_result))
+    host = _host(
+        _plugin("alpha_plugin", _tool("echo"), render_call=render_call, render_result=render_result)
+    )
     assert host.render_call("echo", {"text": "x"}) == "CALL echo {'text': 'x'}"
     theme = PlainTheme()
     text = host.render_result("echo", ToolResult(content="r"), RenderOptions(expanded=True), theme)
@@ -404,8 +412,10 @@ def test_raising_renderers_fall_back():
     def render_result(tool_name, result, options, theme):
         raise AttributeError("renderer bug")
 
-    host = _host(_plugin("alpha_plugin", _tool("echo"), render_call=render_call, render_result=render_result))
-    assert host.render_call("echo", "{\"te") == "echo"  # streaming, incomplete arguments
+    host = _host(
+        _plugin("alpha_plugin", _tool("echo"), render_call=render_call, render_result=render_result)
+    )
+    assert host.render_call("echo", '{"te') == "echo"  # streaming, incomplete arguments
     assert host.render_result("echo", ToolResult(content="raw text")) == "raw text"
 
 

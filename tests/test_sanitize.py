@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from pi_hostspec import clip, strip_control
 
 
@@ -63,7 +62,9 @@ def test_removes_c1_controls():
     assert strip_control("a\x85b\x9dc") == "abc"
 
 
-@pytest.mark.parametrize("char", ["\u202e", "\u202a", "\u202d", "\u2066", "\u2069", "\u200e", "\u200f"])
+@pytest.mark.parametrize(
+    "char", ["\u202e", "\u202a", "\u202d", "\u2066", "\u2069", "\u200e", "\u200f"]
+)
 def test_removes_bidi_controls(char):
     """Bidi overrides, embeddings, isolates and marks (e.g. U+202E) are removed."""
     assert strip_control(f"abc{char}def") == "abcdef"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from pi_hostspec import SchemaError, validate
 
 SCHEMA = {
@@ -39,7 +38,14 @@ def _error(value, schema=SCHEMA) -> str:
 def test_valid_arguments_pass():
     """Arguments that satisfy every keyword raise nothing."""
     validate(
-        {"queries": ["a", "b"], "limit": 5, "mode": "deep", "code": "DE", "flag": True, "nested": {"inner": 1.5}},
+        {
+            "queries": ["a", "b"],
+            "limit": 5,
+            "mode": "deep",
+            "code": "DE",
+            "flag": True,
+            "nested": {"inner": 1.5},
+        },
         SCHEMA,
     )
 
@@ -117,7 +123,10 @@ def test_min_length_one_says_must_not_be_empty():
 
 def test_min_length_above_one():
     """A minLength above 1 states the number of characters."""
-    assert _error("ab", {"type": "string", "minLength": 3}) == "arguments: must be at least 3 characters"
+    assert (
+        _error("ab", {"type": "string", "minLength": 3})
+        == "arguments: must be at least 3 characters"
+    )
 
 
 def test_max_length():

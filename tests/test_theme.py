@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 
 import pytest
-
 from pi_hostspec import AnsiTheme, PlainTheme, default_theme
 
 

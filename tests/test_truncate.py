@@ -9,7 +9,6 @@ import tempfile
 from pathlib import Path
 
 import pytest
-
 from pi_hostspec import (
     DEFAULT_MAX_BYTES,
     DEFAULT_MAX_LINES,
