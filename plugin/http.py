@@ -19,6 +19,8 @@ from typing import Any, Callable, Iterable, Optional
 
 import requests
 
+from pi_hostspec.truncate import format_size
+
 from . import __version__
 from .errors import ProviderError
 
@@ -93,15 +95,22 @@ def read_body(
     """
     chunks = []
     size = 0
-    for chunk in response.iter_content(_CHUNK):
+    raw = response.raw
+    read1 = getattr(raw, "read1", None)
+    while True:
         if cancel is not None and cancel.is_set():
             raise InterruptedError("cancelled")
         if time.monotonic() > deadline:
             raise TimeoutError("the response took longer than the timeout")
+        # read1 returns after one socket read, so a trickling body meets the deadline check.
+        chunk = read1(_CHUNK, decode_content=True) if read1 else raw.read(_CHUNK, decode_content=True)
+        if not chunk:
+            break
         chunks.append(chunk)
         size += len(chunk)
         if size > max_bytes:
             return b"".join(chunks)[:max_bytes], True
+    response._content_consumed = True  # lets close() return the connection to the pool
     return b"".join(chunks), False
 
 
@@ -182,6 +191,21 @@ class HttpClient:
         timeout: Optional[float] = None,
     ) -> tuple[Any, requests.Response]:
         """Send a request and return (parsed JSON, response); raise :class:`ProviderError`."""
+        try:
+            return self._request_json(method, path, params=params, json_body=json_body, ctx=ctx, timeout=timeout)
+        except InterruptedError:
+            raise self.error("cancelled") from None
+
+    def _request_json(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Optional[dict],
+        json_body: Any,
+        ctx: Any,
+        timeout: Optional[float],
+    ) -> tuple[Any, requests.Response]:
         url = path if path.startswith(("http://", "https://")) else f"{self.base_url}{path}"
         budget = timeout if timeout is not None else self.timeout
         deadline = time.monotonic() + budget
@@ -208,8 +232,6 @@ class HttpClient:
                     )
                 finally:
                     response.close()
-            except InterruptedError:
-                raise self.error("cancelled") from None
             except TimeoutError:
                 raise self.error(f"timed out after {budget:g} s while reading the response") from None
             except requests.exceptions.RequestException as exc:
@@ -223,7 +245,7 @@ class HttpClient:
                 raise self.error(f"request failed: {reason}", retryable=retryable) from None
             if too_big:
                 raise self.error(
-                    f"the response is larger than {self.max_body_bytes // (1024 * 1024)} MB; refused",
+                    f"the response is larger than {format_size(self.max_body_bytes)}; refused",
                     status=response.status_code,
                 )
             status = response.status_code
@@ -258,7 +280,9 @@ class HttpClient:
         if time.monotonic() + delay >= deadline - 0.05:
             return False
         if cancel is not None:
-            return not cancel.wait(delay)
+            if cancel.wait(delay):
+                raise InterruptedError("cancelled")
+            return True
         time.sleep(delay)
         return True
 
