@@ -1,20 +1,60 @@
-"""pi_hostspec: the host contract for pi-style tools (hooks, types, truncation, host)."""
+"""pi_hostspec: the host contract for pi-style tools (hooks, types, truncation, host).
 
-from .hookspecs import ENTRY_POINT_GROUP, PROJECT, hookimpl, hookspec
-from .host import DuplicateToolError, Host, UnknownToolError, get_plugin_manager
-from .sanitize import clip, strip_control
-from .schema import SchemaError, validate
-from .theme import AnsiTheme, PlainTheme, Theme, default_theme
-from .truncate import (
-    DEFAULT_MAX_BYTES,
-    DEFAULT_MAX_LINES,
-    TruncatedOutput,
-    TruncationResult,
-    format_size,
-    truncate_head,
-    truncate_output,
-)
-from .types import RenderOptions, TextPart, Tool, ToolContext, ToolError, ToolResult
+Names are loaded on first access (PEP 562), so a plugin that needs only ``Tool`` and
+``hookimpl`` does not pay for the host, the schema checker or the truncation helpers: hosts
+import every plugin at every start.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_HOME = {
+    "ENTRY_POINT_GROUP": "hookspecs",
+    "PROJECT": "hookspecs",
+    "hookimpl": "hookspecs",
+    "hookspec": "hookspecs",
+    "DuplicateToolError": "host",
+    "Host": "host",
+    "UnknownToolError": "host",
+    "get_plugin_manager": "host",
+    "clip": "sanitize",
+    "strip_control": "sanitize",
+    "SchemaError": "schema",
+    "validate": "schema",
+    "AnsiTheme": "theme",
+    "PlainTheme": "theme",
+    "Theme": "theme",
+    "default_theme": "theme",
+    "DEFAULT_MAX_BYTES": "limits",
+    "DEFAULT_MAX_LINES": "limits",
+    "TruncatedOutput": "truncate",
+    "TruncationResult": "truncate",
+    "format_size": "truncate",
+    "truncate_head": "truncate",
+    "truncate_output": "truncate",
+    "RenderOptions": "types",
+    "TextPart": "types",
+    "Tool": "types",
+    "ToolContext": "types",
+    "ToolError": "types",
+    "ToolResult": "types",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _HOME.get(name)
+    if module is None:
+        raise AttributeError(f"module 'pi_hostspec' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
 
 __all__ = [
     "DEFAULT_MAX_BYTES",

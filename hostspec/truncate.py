@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import tempfile
 from typing import Optional
 
 from attrs import frozen
@@ -18,8 +17,7 @@ __all__ = [
     "truncate_output",
 ]
 
-DEFAULT_MAX_LINES = 2000
-DEFAULT_MAX_BYTES = 50 * 1024
+from .limits import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES
 
 
 @frozen(kw_only=True)
@@ -144,6 +142,8 @@ class TruncatedOutput:
 
 def _write_private(text: str, prefix: str) -> str:
     """Write *text* to a new 0600 file inside a new 0700 directory; return its path."""
+    import tempfile
+
     directory = tempfile.mkdtemp(prefix=f"{prefix}-")  # mkdtemp makes it 0700, never reused
     path = os.path.join(directory, "output.txt")
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)

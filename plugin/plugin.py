@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from pi_hostspec import RenderOptions, Theme, Tool, ToolContext, ToolResult, hookimpl
+from pi_hostspec.hookspecs import hookimpl
+from pi_hostspec.types import RenderOptions, Tool, ToolContext, ToolResult
 
 from .tools import summarize, web_fetch, web_search
 
@@ -38,7 +39,7 @@ def register_tools(register: Callable[[Tool], None]) -> None:
 
 
 @hookimpl
-def render_call(tool_name: str, args: Any, theme: Theme) -> Any:
+def render_call(tool_name: str, args: Any, theme: Any) -> Any:
     """Render calls of our tools; ``None`` for anyone else's."""
     if tool_name not in TOOL_NAMES:
         return None
@@ -48,7 +49,7 @@ def render_call(tool_name: str, args: Any, theme: Theme) -> Any:
 
 
 @hookimpl
-def render_result(tool_name: str, result: ToolResult, options: RenderOptions, theme: Theme) -> Any:
+def render_result(tool_name: str, result: ToolResult, options: RenderOptions, theme: Any) -> Any:
     """Render results of our tools; ``None`` for anyone else's."""
     if tool_name not in TOOL_NAMES:
         return None

@@ -5,7 +5,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Optional, Sequence, TypeVar
 
-from pi_hostspec import ToolError
+from pi_hostspec.types import ToolError
 
 __all__ = ["MAX_WORKERS", "UNTRUSTED_NOTE", "resolve", "run_all"]
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pi_hostspec import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, ToolContext, ToolError, ToolResult
+from pi_hostspec.limits import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES
+from pi_hostspec.types import ToolContext, ToolError, ToolResult
 
 __all__ = ["DESCRIPTION", "LABEL", "NAME", "PARAMETERS", "execute", "prepare_arguments"]
 
