@@ -60,8 +60,17 @@ def format_size(num_bytes: int) -> str:
     return f"{num_bytes / (1024 * 1024):.1f}MB"
 
 
+_LEN_CHUNK = 1 << 20
+
+
 def _utf8_len(text: str) -> int:
-    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+    """UTF-8 size of *text*, encoding at most 1 Mi characters at a time (no full copy)."""
+    if text.isascii():
+        return len(text)
+    return sum(
+        len(text[i : i + _LEN_CHUNK].encode("utf-8", "surrogatepass"))
+        for i in range(0, len(text), _LEN_CHUNK)
+    )
 
 
 def truncate_head(

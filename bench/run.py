@@ -1,0 +1,231 @@
+"""pi-web-tools benchmark: measures each performance target against loopback fakes.
+
+Run ``python bench/run.py`` (about a minute) for the table and a non-zero exit when a target is
+missed; ``--quick`` does few repetitions and never fails on timings (the test suite runs it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import tracemalloc
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from fakes import FakeAPI  # noqa: E402
+
+KEY = "bench-key-0123456789"
+
+
+def _median_spread(values: list[float]) -> tuple[float, float]:
+    values = sorted(values)
+    if len(values) < 4:
+        return statistics.median(values), (values[-1] - values[0]) / 2
+    q = statistics.quantiles(values, n=4)
+    return statistics.median(values), (q[2] - q[0]) / 2
+
+
+def _configure(agent: Path, providers: list[dict]) -> None:
+    path = agent / "web-search.json"
+    path.write_text(json.dumps({"providers": providers}))
+    path.chmod(0o600)
+    from pi_web_tools import config
+
+    config._cache.clear()
+
+
+def _host():
+    import pi_web_tools.plugin
+    from pi_hostspec import Host, get_plugin_manager
+
+    return Host(get_plugin_manager(load_entrypoints=False, plugins=[pi_web_tools.plugin]))
+
+
+def bench_overhead(agent: Path, reps: int) -> dict:
+    """web_search through the host vs a bare warm requests.Session().get, 20 ms fake latency."""
+    import requests
+
+    with FakeAPI(latency=0.020) as fake:
+        _configure(agent, [{"name": "kagi", "type": "kagi", "apiKey": KEY, "options": {"baseUrl": f"{fake.url}/api/v0"}}])
+        host = _host()
+        session = requests.Session()
+        url = f"{fake.url}/api/v0/search"
+        ours, bare = [], []
+        for _ in range(3):  # warm both paths
+            host.call("web_search", {"queries": ["warm"]})
+            session.get(url, params={"q": "warm", "limit": 10}, headers={"Authorization": f"Bot {KEY}"}, timeout=10).json()
+        for i in range(reps):  # interleave so drift hits both equally
+            start = time.perf_counter()
+            session.get(url, params={"q": f"q{i}", "limit": 10}, headers={"Authorization": f"Bot {KEY}"}, timeout=10).json()
+            bare.append(time.perf_counter() - start)
+            start = time.perf_counter()
+            result = host.call("web_search", {"queries": [f"q{i}"]})
+            ours.append(time.perf_counter() - start)
+            assert not result.is_error, result.text
+    ours_m, ours_s = _median_spread(ours)
+    bare_m, _ = _median_spread(bare)
+    return {
+        "target": "1. per-call overhead (web_search vs bare GET, 20 ms API)",
+        "measured": ours_m / bare_m,
+        "limit": 1.10,
+        "unit": "x",
+        "note": f"{ours_m * 1000:.1f} ms ± {ours_s * 1000:.1f} vs {bare_m * 1000:.1f} ms",
+    }
+
+
+def bench_concurrency(agent: Path, reps: int) -> list[dict]:
+    """5 queries (or 5 URLs) in one call vs 1, at 200 ms fake latency."""
+    rows = []
+    with FakeAPI(latency=0.200) as fake:
+        host = _host()
+        _configure(agent, [{"name": "kagi", "type": "kagi", "apiKey": KEY, "options": {"baseUrl": f"{fake.url}/api/v0"}},
+                           {"name": "direct", "type": "direct", "options": {"allowPrivateNetwork": True}}])
+        cases = [
+            ("2a. web_search: 5 queries vs 1 (200 ms API)", "web_search",
+             {"queries": ["one"]}, {"queries": ["a", "b", "c", "d", "e"]}),
+            ("2b. web_fetch: 5 URLs vs 1, direct (200 ms pages)", "web_fetch",
+             {"urls": [f"{fake.url}/page/0"]}, {"urls": [f"{fake.url}/page/{i}" for i in range(1, 6)]}),
+        ]
+        for label, tool, one, five in cases:
+            host.call(tool, one)
+            host.call(tool, five)  # warm connections for both shapes
+            singles, fives = [], []
+            for _ in range(reps):
+                start = time.perf_counter()
+                assert not host.call(tool, one).is_error
+                singles.append(time.perf_counter() - start)
+                start = time.perf_counter()
+                result = host.call(tool, five)
+                fives.append(time.perf_counter() - start)
+                assert not result.is_error and (result.details.get("fetched", 5) == 5), result.text[:300]
+            five_m, five_s = _median_spread(fives)
+            one_m, _ = _median_spread(singles)
+            rows.append({"target": label, "measured": five_m / one_m, "limit": 1.5, "unit": "x",
+                         "note": f"{five_m * 1000:.0f} ms ± {five_s * 1000:.0f} vs {one_m * 1000:.0f} ms"})
+    return rows
+
+
+def bench_connections(agent: Path, calls: int) -> list[dict]:
+    """Sequential calls in one process open one TCP connection per provider host."""
+    rows = []
+    for label, providers, tool, args in [
+        ("3a. warm connections: Kagi", lambda url: [{"name": "kagi", "type": "kagi", "apiKey": KEY, "options": {"baseUrl": f"{url}/api/v0"}}],
+         "web_search", {"queries": ["x"]}),
+        ("3b. warm connections: Exa", lambda url: [{"name": "exa", "type": "exa", "apiKey": KEY, "options": {"baseUrl": url}}],
+         "web_search", {"queries": ["x"]}),
+        ("3c. warm connections: direct", lambda url: [{"name": "direct", "type": "direct", "options": {"allowPrivateNetwork": True}}],
+         "web_fetch", None),
+    ]:
+        with FakeAPI(latency=0.0) as fake:
+            _configure(agent, providers(fake.url))
+            host = _host()
+            for i in range(calls):
+                call_args = args or {"urls": [f"{fake.url}/page/{i}"]}
+                result = host.call(tool, call_args)
+                assert not result.is_error, result.text[:300]
+            rows.append({"target": f"{label} ({calls} calls)", "measured": fake.connections, "limit": 1, "unit": " conn",
+                         "note": ""})
+    return rows
+
+
+STARTUP_CODE = """
+import time
+t0 = time.perf_counter()
+import pluggy
+t1 = time.perf_counter()
+if {plugin}:
+    import pi_web_tools.plugin as plugin
+    tools = []
+    plugin.register_tools(register=tools.append)
+    assert len(tools) == 3
+t2 = time.perf_counter()
+print(t2 - t0)
+"""
+
+
+def bench_startup(reps: int) -> dict:
+    """import pluggy + our plugin + register_tools, vs import pluggy alone (fresh interpreters)."""
+    import compileall
+
+    import pi_hostspec
+    import pi_web_tools
+
+    for package in (pi_hostspec, pi_web_tools):  # as a regular pip install does
+        compileall.compile_dir(os.path.dirname(package.__file__), quiet=1)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    samples = {True: [], False: []}
+    for _ in range(reps):
+        for with_plugin in (False, True):
+            out = subprocess.run([sys.executable, "-c", STARTUP_CODE.format(plugin=with_plugin)],
+                                 capture_output=True, text=True, env=env, check=True).stdout
+            samples[with_plugin].append(float(out))
+    base, _ = _median_spread(samples[False])
+    full, spread = _median_spread(samples[True])
+    return {"target": "4. start-up: import plugin + register_tools above import pluggy", "measured": (full - base) * 1000,
+            "limit": 30.0, "unit": " ms", "note": f"{full * 1000:.1f} ms ± {spread * 1000:.1f} vs {base * 1000:.1f} ms"}
+
+
+def bench_truncation(reps: int) -> list[dict]:
+    """truncate_head on 50 MB of text: time, and peak extra memory as copies of the input."""
+    from pi_hostspec import truncate_head
+
+    line = "A line of search output with some text, é and 日本 in it, to be realistic.\n"
+    text = line * (50 * 1024 * 1024 // len(line.encode()))
+    size = len(text.encode())
+    times = []
+    for _ in range(reps):
+        start = time.perf_counter()
+        result = truncate_head(text)
+        times.append(time.perf_counter() - start)
+    assert result.truncated and result.output_bytes <= 50 * 1024
+    tracemalloc.start()
+    truncate_head(text)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    median, spread = _median_spread(times)
+    return [
+        {"target": f"5a. truncate_head on {size / 2**20:.0f} MB", "measured": median * 1000, "limit": 1000.0, "unit": " ms",
+         "note": f"± {spread * 1000:.0f} ms"},
+        {"target": "5b. truncate_head peak extra memory", "measured": peak / size, "limit": 3.0, "unit": " copies",
+         "note": f"{peak / 2**20:.1f} MB peak"},
+    ]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run every measurement, print the table, exit 1 when a target is missed (not in --quick)."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="few repetitions; report only, never fail")
+    options = parser.parse_args(argv)
+    reps = 3 if options.quick else 25
+    with tempfile.TemporaryDirectory() as agent:
+        os.environ["PI_CODING_AGENT_DIR"] = agent
+        for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "all_proxy"):
+            os.environ.pop(name, None)
+        rows = [bench_overhead(Path(agent), reps * 2)]
+        rows += bench_concurrency(Path(agent), max(3, reps // 3))
+        rows += bench_connections(Path(agent), 10 if options.quick else 50)
+        rows.append(bench_startup(5 if options.quick else 31))
+        rows += bench_truncation(2 if options.quick else 7)
+    width = max(len(row["target"]) for row in rows)
+    print(f"{'target'.ljust(width)}  {'measured':>12}  {'limit':>12}  result  detail")
+    missed = 0
+    for row in rows:
+        ok = row["measured"] <= row["limit"]
+        missed += not ok
+        measured = f"{row['measured']:.2f}{row['unit']}" if isinstance(row["measured"], float) else f"{row['measured']}{row['unit']}"
+        limit = f"{row['limit']:g}{row['unit']}"
+        print(f"{row['target'].ljust(width)}  {measured:>12}  {'<= ' + limit:>12}  {'ok' if ok else 'MISSED':6}  {row['note']}")
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores{', quick mode: targets not enforced' if options.quick else ''}")
+    return 0 if options.quick or not missed else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
