@@ -7,6 +7,8 @@ from typing import Any
 from pi_hostspec.limits import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES
 from pi_hostspec.types import ToolContext, ToolError, ToolResult
 
+from .common import fold_singular
+
 __all__ = ["DESCRIPTION", "LABEL", "NAME", "PARAMETERS", "execute", "prepare_arguments"]
 
 NAME = "web_fetch"
@@ -52,8 +54,7 @@ PARAMETERS: dict = {
 
 def prepare_arguments(args: Any) -> Any:
     """Fold a lone ``url`` string into ``urls``."""
-    if not isinstance(args, dict) or "url" not in args:
-        return args
+    return fold_singular(args, "url", "urls")
     args = dict(args)
     url = args.pop("url")
     urls = args.get("urls")

@@ -7,6 +7,8 @@ from typing import Any
 from pi_hostspec.limits import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES
 from pi_hostspec.types import ToolContext, ToolError, ToolResult
 
+from .common import fold_singular
+
 __all__ = ["DESCRIPTION", "LABEL", "NAME", "PARAMETERS", "execute", "prepare_arguments"]
 
 NAME = "web_search"
@@ -82,8 +84,7 @@ _FILTERS = ("include_domains", "exclude_domains", "start_published_date", "end_p
 
 def prepare_arguments(args: Any) -> Any:
     """Fold a lone ``query`` string into ``queries`` (models often send the singular)."""
-    if not isinstance(args, dict) or "query" not in args:
-        return args
+    return fold_singular(args, "query", "queries")
     args = dict(args)
     query = args.pop("query")
     queries = args.get("queries")
