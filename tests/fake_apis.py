@@ -83,3 +83,65 @@ class FakeKagi:
     def __exit__(self, *exc) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+class FakeExa:
+    """A small, faithful Exa: POST /search and /contents with x-api-key checked."""
+
+    def __init__(self, key: str):
+        self.key = key
+        self.requests: list[dict] = []
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def _send(self, status: int, body: dict) -> None:
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_POST(self):
+                length = int(self.headers.get("Content-Length") or 0)
+                body = json.loads(self.rfile.read(length) or b"{}")
+                fake.requests.append({"path": self.path, "json": body})
+                if self.headers.get("x-api-key") != fake.key:
+                    self._send(401, {"requestId": "r1", "error": "Invalid API key", "tag": "INVALID_API_KEY"})
+                    return
+                if self.path == "/search":
+                    results = [{"id": f"https://exa.example/{i}", "url": f"https://exa.example/{i}", "title": f"{body['query']} {i}",
+                                "publishedDate": "2025-05-01T00:00:00.000Z", "author": "A. Writer"} for i in range(1, body.get("numResults", 10) + 1)]
+                    self._send(200, {"requestId": "r2", "resolvedSearchType": "neural", "results": results, "costDollars": {"total": 0.005}})
+                elif self.path == "/contents":
+                    results, statuses = [], []
+                    for url in body.get("urls", []):
+                        if "missing" in url:
+                            statuses.append({"id": url, "status": "error", "error": {"tag": "CRAWL_NOT_FOUND", "httpStatusCode": 404}})
+                        else:
+                            results.append({"id": url, "url": url, "title": f"Page {url.rsplit('/', 1)[-1]}", "text": f"Text of {url}"})
+                            statuses.append({"id": url, "status": "success", "source": "cached"})
+                    self._send(200, {"requestId": "r3", "results": results, "statuses": statuses})
+                else:
+                    self._send(404, {"requestId": "r4", "error": "Not found", "tag": "NOT_FOUND"})
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        """The fake's base URL."""
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def __enter__(self) -> "FakeExa":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.shutdown()
+        self.server.server_close()
