@@ -1,0 +1,324 @@
+"""`pi-web mcp` end to end, driven by the official MCP SDK's own stdio client."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from contextlib import asynccontextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.shared.exceptions import MCPError
+
+from .conftest import SECRET, kagi_config
+from .fake_apis import FakeKagi
+
+PI_WEB = str(Path(sys.executable).parent / "pi-web")
+TIMEOUT = 30
+PAGE = (
+    "<html><head><title>Loopback page</title></head><body><nav>menu</nav><article>"
+    "<h1>Hello loopback</h1><p>This page is served on 127.0.0.1 for the MCP end-to-end test. "
+    "It has enough words to count as the main content for the extractor, which wants a couple "
+    "of hundred characters before it trusts what it found on the page.</p></article></body></html>"
+)
+
+
+@pytest.fixture
+def kagi(write_config):
+    with FakeKagi(SECRET) as fake:
+        write_config(kagi_config(fake.base_url))
+        yield fake
+
+
+@pytest.fixture
+def page_url():
+    """A loopback HTTP server with one HTML page; yields the page's URL."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_GET(self):
+            body = PAGE.encode()
+            self.send_response(200 if self.path == "/page.html" else 404)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/page.html"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture
+def server_log(tmp_path) -> Path:
+    """Where the server's stderr goes."""
+    return tmp_path / "mcp-stderr.log"
+
+
+@asynccontextmanager
+async def _session(agent_dir: Path, log: Path):
+    """A ClientSession, initialized, with `pi-web mcp` as a stdio subprocess."""
+    # The SDK passes only a few safe variables (PATH, HOME, ...) plus `env` to the server.
+    params = StdioServerParameters(
+        command=PI_WEB, args=["mcp"], env={"PI_CODING_AGENT_DIR": str(agent_dir)}
+    )
+    with log.open("w") as errlog:
+        async with (
+            stdio_client(params, errlog=errlog) as (read, write),
+            ClientSession(read, write, read_timeout_seconds=TIMEOUT) as session,
+        ):
+            await session.initialize()
+            yield session
+
+
+def _run(test) -> None:
+    async def bounded():
+        with anyio.fail_after(TIMEOUT):
+            await test()
+
+    anyio.run(bounded)
+
+
+def _text(result) -> str:
+    return "\n".join(block.text for block in result.content)
+
+
+def test_mcp_lists_every_tool(agent_dir, server_log, host):
+    """tools/list gives our three tools with title, description, input schema and read-only/open-world hints."""
+
+    async def test():
+        async with _session(agent_dir, server_log) as session:
+            listed = await session.list_tools()
+        tools = {tool.name: tool for tool in listed.tools}
+        assert set(tools) == {"web_search", "web_fetch", "summarize"}
+        for name, tool in tools.items():
+            ours = host.tools[name]
+            assert tool.title == ours.label
+            assert tool.description == ours.description
+            assert tool.input_schema == ours.parameters
+            assert tool.annotations.title == ours.label
+            assert tool.annotations.read_only_hint is True
+            assert tool.annotations.open_world_hint is True
+        assert tools["web_search"].input_schema["required"] == ["queries"]
+
+    _run(test)
+    assert "INFO" not in server_log.read_text()
+
+
+def test_mcp_web_search_against_loopback_kagi(agent_dir, server_log, kagi):
+    """tools/call web_search returns the text the model sees, from the loopback Kagi, with no key anywhere."""
+
+    results = {}
+
+    async def test():
+        async with _session(agent_dir, server_log) as session:
+            results["search"] = await session.call_tool(
+                "web_search", {"queries": ["x"], "limit": 2}
+            )
+
+    _run(test)
+    result = results["search"]
+    assert result.is_error is False
+    text = _text(result)
+    assert text.startswith(
+        "1. x — page 1\n   https://results.example/x/1\n   All about x & more (1)"
+    )
+    assert "2. x — page 2" in text and "3. x — page 3" not in text
+    assert kagi.requests[0]["query"] == {"q": "x", "limit": "2"}
+    log = server_log.read_text()
+    assert SECRET not in text + log and "INFO" not in log
+
+
+def test_mcp_web_fetch_against_loopback_page(agent_dir, server_log, write_config, page_url):
+    """tools/call web_fetch reads a loopback page through the direct fetcher allowed onto the private network."""
+    write_config(
+        {
+            "providers": [
+                {"name": "direct", "type": "direct", "options": {"allowPrivateNetwork": True}}
+            ]
+        }
+    )
+    results = {}
+
+    async def test():
+        async with _session(agent_dir, server_log) as session:
+            results["ok"] = await session.call_tool("web_fetch", {"urls": [page_url]})
+            results["missing"] = await session.call_tool(
+                "web_fetch", {"urls": [page_url.replace("page", "gone")]}
+            )
+
+    _run(test)
+    ok = results["ok"]
+    assert ok.is_error is False
+    text = _text(ok)
+    assert "Loopback page" in text and f"URL: {page_url}" in text
+    assert "# Hello loopback" in text and "served on 127.0.0.1" in text
+    assert "404" in _text(results["missing"])
+
+
+def test_mcp_errors_come_back_as_is_error(agent_dir, server_log, kagi):
+    """Tool failures and invalid arguments are results with isError and the message; an unknown tool is a protocol error."""
+    results = {}
+
+    async def test():
+        async with _session(agent_dir, server_log) as session:
+            results["ftp"] = await session.call_tool("summarize", {"url": "ftp://example.com/file"})
+            results["no_args"] = await session.call_tool("web_search", None)
+            results["bad_type"] = await session.call_tool("web_search", {"queries": "not a list"})
+            with pytest.raises(MCPError) as caught:
+                await session.call_tool("no_such_tool", {})
+            results["unknown"] = caught.value
+            results["after"] = await session.call_tool("web_search", {"queries": ["still alive"]})
+
+    _run(test)
+    assert results["ftp"].is_error is True
+    assert "only http and https are supported" in _text(results["ftp"])
+    assert results["no_args"].is_error is True
+    assert (
+        _text(results["no_args"])
+        == "Invalid arguments for web_search: queries: required field is missing"
+    )
+    assert results["bad_type"].is_error is True
+    assert _text(results["bad_type"]).startswith("Invalid arguments for web_search: queries")
+    assert results["unknown"].code == -32602
+    assert "unknown tool 'no_such_tool'" in results["unknown"].message
+    assert results["after"].is_error is False and "still alive — page 1" in _text(results["after"])
+    assert [r["path"] for r in kagi.requests] == [
+        "/api/v0/search"
+    ]  # only the last call reached the API
+
+
+def test_mcp_rereads_config_without_restart(agent_dir, server_log, kagi, write_config):
+    """Editing web-search.json between two calls on one connection takes effect without restarting the server."""
+    wrong = kagi_config(kagi.base_url)
+    wrong["providers"][0]["apiKey"] = "wrong-key-123456"
+    write_config(wrong)
+    results = {}
+
+    async def test():
+        async with _session(agent_dir, server_log) as session:
+            results["before"] = await session.call_tool("web_search", {"queries": ["x"]})
+            path = write_config(kagi_config(kagi.base_url))
+            stat = path.stat()
+            os.utime(
+                path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000)
+            )  # a distinct mtime
+            results["after"] = await session.call_tool("web_search", {"queries": ["x"]})
+
+    _run(test)
+    assert results["before"].is_error is True
+    assert "Kagi: HTTP 401 Unauthorized" in _text(results["before"])
+    assert results["after"].is_error is False
+    assert _text(results["after"]).startswith("1. x — page 1")
+    everything = _text(results["before"]) + _text(results["after"]) + server_log.read_text()
+    assert "wrong-key-123456" not in everything and SECRET not in everything
+
+
+def test_mcp_stdout_is_only_protocol(agent_dir):
+    """Over raw stdio (Claude Desktop's handshake) every stdout line is JSON-RPC, and EOF ends the server with 0."""
+    messages = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "raw-test", "version": "1"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+    ]
+    proc = subprocess.Popen(
+        [PI_WEB, "mcp"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PI_CODING_AGENT_DIR": str(agent_dir)},
+    )
+    try:
+        replies = []
+        for message in messages:
+            proc.stdin.write(json.dumps(message) + "\n")
+            proc.stdin.flush()
+            if "id" in message:
+                replies.append(json.loads(proc.stdout.readline()))
+        proc.stdin.close()
+        rest = proc.stdout.read()
+        assert proc.wait(timeout=TIMEOUT) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert rest == ""
+    init, listed = replies
+    assert init["id"] == 1 and init["result"]["serverInfo"]["name"] == "pi-web-tools"
+    assert (
+        init["result"]["protocolVersion"] == "2025-06-18"
+        and "tools" in init["result"]["capabilities"]
+    )
+    tools = {t["name"]: t for t in listed["result"]["tools"]}
+    assert set(tools) == {"web_search", "web_fetch", "summarize"}
+    assert tools["web_fetch"]["annotations"] == {
+        "title": "Web Fetch",
+        "readOnlyHint": True,
+        "openWorldHint": True,
+    }
+    assert "inputSchema" in tools["web_fetch"]
+    assert proc.stderr.read() == ""
+
+
+def test_mcp_without_sdk_says_how_to_install(agent_dir):
+    """Without the mcp package, `pi-web mcp` prints the pip install hint to stderr and exits 2."""
+    code = "import sys; sys.modules['mcp'] = None; from pi_hostspec.cli import main; sys.exit(main(['mcp']))"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    assert proc.stderr == (
+        "pi-web mcp: the MCP server needs the 'mcp' package; "
+        "install it with: pip install 'pi-web-tools[mcp]'\n"
+    )
+
+
+def test_mcp_refuses_an_old_sdk(monkeypatch, capsys):
+    """With a 1.x-style SDK (no on_list_tools constructor), serve() explains the upgrade and returns 2."""
+    import mcp.server.lowlevel
+    from pi_hostspec import mcp_server
+
+    class OldServer:
+        def __init__(self, name, version=None, instructions=None):
+            pass
+
+    monkeypatch.setattr(mcp.server.lowlevel, "Server", OldServer)
+    assert mcp_server.serve() == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert "too old (2.x needed)" in captured.err and "pip install --upgrade" in captured.err
+
+
+def test_mcp_broken_plugin_exits_1(monkeypatch, capsys):
+    """When the tools cannot be loaded, serve() prints one line to stderr and returns 1 without serving."""
+    import pi_hostspec.host
+    from pi_hostspec import mcp_server
+
+    def explode(*args, **kwargs):
+        raise RuntimeError("plugin 'bad' failed to import\ntraceback ...")
+
+    monkeypatch.setattr(pi_hostspec.host, "Host", explode)
+    assert mcp_server.serve() == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == "pi-web mcp: cannot load the tools: plugin 'bad' failed to import\n"
