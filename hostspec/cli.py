@@ -30,7 +30,7 @@ def _print(text: str) -> None:
 
 
 def _run(host, name: str, args, *, as_json: bool, expanded: bool, plain: bool) -> int:
-    from .theme import PlainTheme, default_theme
+    from .theme import default_theme
     from .types import RenderOptions, ToolContext
 
     ctx = ToolContext()
