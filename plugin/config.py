@@ -35,8 +35,10 @@ __all__ = [
     "agent_dir",
     "config_path",
     "example_config",
+    "known_secrets",
     "load_config",
     "parse_config",
+    "redact_secrets",
 ]
 
 AGENT_DIR_ENV = "PI_CODING_AGENT_DIR"
@@ -321,6 +323,46 @@ def permission_warning(path: Path) -> Optional[str]:
 _cache_lock = threading.Lock()
 _cache: dict[str, tuple[tuple, Config]] = {}
 
+#: Keys shorter than this are not redacted from output (they would mangle ordinary words).
+MIN_SECRET_LENGTH = 8
+_secrets: set[str] = set()
+
+
+def _remember_secrets(config: Config) -> None:
+    for provider in config.providers:
+        key = provider.api_key
+        if isinstance(key, str) and len(key.strip()) >= MIN_SECRET_LENGTH:
+            _secrets.add(key.strip())
+
+
+def known_secrets(*, load: bool = False) -> tuple[str, ...]:
+    """Every API key this process has read from a config or the environment, longest first.
+
+    Output is redacted against all of them, whichever provider served the call: a key can reach
+    a tool through a URL's query string or a page that echoes it. With *load*, the config is
+    read first (when it has not been yet); a broken config just adds nothing.
+    """
+    if load:
+        try:
+            load_config()
+        except Exception:  # noqa: BLE001 - redaction must never fail the caller
+            pass
+    env_key = os.environ.get(KAGI_ENV, "").strip()
+    found = set(_secrets)
+    if len(env_key) >= MIN_SECRET_LENGTH:
+        found.add(env_key)
+    return tuple(sorted(found, key=len, reverse=True))
+
+
+def redact_secrets(text: str, *, load: bool = False) -> str:
+    """*text* with every known API key replaced by ``***``."""
+    if not text:
+        return text
+    for secret in known_secrets(load=load):
+        if secret in text:
+            text = text.replace(secret, "***")
+    return text
+
 
 def load_config(path: Optional[Path] = None, types: Optional[dict] = None) -> Config:
     """Read and validate the config now (cached until the file or KAGI_API_KEY changes).
@@ -359,6 +401,7 @@ def load_config(path: Optional[Path] = None, types: Optional[dict] = None) -> Co
         warning = permission_warning(path) if any(p.api_key and not p.key_from_env for p in config.providers) else None
         if warning:
             config = attrs.evolve(config, warnings=config.warnings + (warning,))
+    _remember_secrets(config)
     with _cache_lock:
         _cache[str(path)] = (stamp, config)
     return config

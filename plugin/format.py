@@ -1,6 +1,8 @@
 """Model-facing text: numbered search results, fetched page sections, failure lines.
 
-Everything that came from the web passes :func:`pi_hostspec.strip_control` here.
+Everything that came from the web passes :func:`pi_hostspec.strip_control` here, and no
+configured API key survives (a key can come back in a URL or a page that echoes it): the text is
+redacted before a tool truncates it, so the full-output temp file holds no key either.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from typing import Optional, Sequence
 
 from pi_hostspec import strip_control
 
+from .config import redact_secrets
 from .providers.base import FetchedPage, SearchHit, SearchResponse
 
 __all__ = ["format_fetch", "format_hit", "format_search", "page_heading"]
@@ -70,7 +73,7 @@ def format_search(
     text = "\n\n".join(blocks)
     if related_lines:
         text += "\n\n" + "\n".join(related_lines)
-    return text, number
+    return redact_secrets(text), number
 
 
 def page_heading(index: int, total: int, page: FetchedPage) -> str:
@@ -110,4 +113,4 @@ def _section(index: int, total: int, page: FetchedPage) -> str:
 def format_fetch(pages: Sequence[FetchedPage]) -> str:
     """One clearly separated section per URL, in request order; failures as one-line errors."""
     total = len(pages)
-    return "\n\n---\n\n".join(_section(i, total, page) for i, page in enumerate(pages, 1))
+    return redact_secrets("\n\n---\n\n".join(_section(i, total, page) for i, page in enumerate(pages, 1)))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import email.utils
 import html
 import json
+import logging
 import random
 import re
 import threading
@@ -18,10 +19,12 @@ import time
 from typing import Any, Callable, Iterable, Optional
 
 import requests
+import urllib3
 
 from pi_hostspec.truncate import format_size
 
 from . import __version__
+from .config import known_secrets, redact_secrets
 from .errors import ProviderError
 
 __all__ = ["HttpClient", "USER_AGENT", "read_body", "redact"]
@@ -43,6 +46,41 @@ def redact(text: str, secrets: Iterable[Optional[str]]) -> str:
         if secret and len(secret) >= 4 and secret in text:
             text = text.replace(secret, "***")
     return text
+
+
+class _RedactingFilter(logging.Filter):
+    """Replaces known API keys in log records (urllib3 logs every request line, query string
+    included, at DEBUG level)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            secrets = known_secrets()
+            if secrets:
+                message = record.getMessage()
+                if any(secret in message for secret in secrets):
+                    record.msg, record.args = redact(message, secrets), ()
+        except Exception:  # noqa: BLE001 - a log filter must never break the call that logs
+            pass
+        return True
+
+
+_LOG_FILTER = _RedactingFilter()
+
+
+#: Libraries that log URLs (query strings included) on the way to a page.
+LOGGING_LIBRARIES = ("urllib3", "requests", "trafilatura", "htmldate", "courlan", "justext")
+
+
+def install_log_filter() -> None:
+    """Attach the redacting filter to every logger of :data:`LOGGING_LIBRARIES` created so far
+    (a logger's filters do not apply to its children's records, so each one gets it). Cheap to
+    call again after importing one of them."""
+    for name in ["urllib3.connectionpool", *list(logging.root.manager.loggerDict)]:
+        if name.split(".")[0] in LOGGING_LIBRARIES:
+            logging.getLogger(name).addFilter(_LOG_FILTER)
+
+
+install_log_filter()
 
 
 def _snippet(body: str, limit: int = 200) -> str:
@@ -103,7 +141,10 @@ def read_body(
         if time.monotonic() > deadline:
             raise TimeoutError("the response took longer than the timeout")
         # read1 returns after one socket read, so a trickling body meets the deadline check.
-        chunk = read1(_CHUNK, decode_content=True) if read1 else raw.read(_CHUNK, decode_content=True)
+        try:
+            chunk = read1(_CHUNK, decode_content=True) if read1 else raw.read(_CHUNK, decode_content=True)
+        except urllib3.exceptions.HTTPError as exc:
+            raise _as_requests_error(exc) from None
         if not chunk:
             break
         chunks.append(chunk)
@@ -112,6 +153,19 @@ def read_body(
             return b"".join(chunks)[:max_bytes], True
     response._content_consumed = True  # lets close() return the connection to the pool
     return b"".join(chunks), False
+
+
+def _as_requests_error(exc: Exception) -> requests.exceptions.RequestException:
+    """The requests exception for a urllib3 error raised while reading a body (as
+    ``Response.iter_content`` maps them), so callers handle one family of errors."""
+    errors = urllib3.exceptions
+    if isinstance(exc, errors.ReadTimeoutError):
+        return requests.exceptions.ReadTimeout(str(exc))
+    if isinstance(exc, errors.SSLError):
+        return requests.exceptions.SSLError(str(exc))
+    if isinstance(exc, errors.DecodeError):
+        return requests.exceptions.ContentDecodingError(str(exc))
+    return requests.exceptions.ChunkedEncodingError(str(exc))
 
 
 def _retry_after(value: Optional[str]) -> Optional[float]:
@@ -177,8 +231,12 @@ class HttpClient:
             return self._session
 
     def error(self, message: str, **facts: Any) -> ProviderError:
-        """A :class:`ProviderError` whose message is prefixed and redacted."""
-        return ProviderError(redact(f"{self.provider}: {message}", self.secrets), provider=self.provider, **facts)
+        """A :class:`ProviderError` whose message is prefixed, redacted (this client's key and
+        every configured one) and made one clean line (an API's words may hold escapes)."""
+        from pi_hostspec.sanitize import strip_control
+
+        message = redact_secrets(redact(f"{self.provider}: {message}", self.secrets))
+        return ProviderError(" ".join(strip_control(message).split()), provider=self.provider, **facts)
 
     def request_json(
         self,

@@ -32,8 +32,19 @@ def _clean(text: Any, width: int) -> str:
     return clip(strip_control(text if isinstance(text, str) else str(text)), width)
 
 
+def _redacted(text: Optional[str]) -> Optional[str]:
+    """The view with every configured API key replaced (a URL may carry one in its query)."""
+    from .config import redact_secrets
+
+    return redact_secrets(text, load=True) if text else text
+
+
 def render_call(tool_name: str, args: Any, theme: Theme) -> Optional[str]:
     """One line: the tool name and what it was asked (queries, URL(s), summary options)."""
+    return _redacted(_render_call(tool_name, args, theme))
+
+
+def _render_call(tool_name: str, args: Any, theme: Theme) -> Optional[str]:
     args = args if isinstance(args, dict) else {}
     if tool_name == "web_search":
         queries = _strings(args.get("queries")) or _strings(args.get("query"))
@@ -97,6 +108,10 @@ def _plural(count: int, word: str) -> str:
 
 def render_result(tool_name: str, result: ToolResult, options: RenderOptions, theme: Theme) -> Optional[str]:
     """Collapsed: a one-line count; expanded: that line and the results; errors as errors."""
+    return _redacted(_render_result(tool_name, result, options, theme))
+
+
+def _render_result(tool_name: str, result: ToolResult, options: RenderOptions, theme: Theme) -> Optional[str]:
     if tool_name not in ("web_search", "web_fetch", "summarize"):
         return None
     if options.is_partial:

@@ -24,7 +24,7 @@ import requests
 from attrs import frozen
 
 from ..hookspecs import hookimpl
-from ..http import USER_AGENT, network_error_message, read_body
+from ..http import USER_AGENT, install_log_filter, network_error_message, read_body
 from .base import CommonOptions, FetchedPage, FetchRequest, FetchResponse, option
 
 __all__ = [
@@ -234,6 +234,7 @@ def _extract_html(page: str, url: str) -> tuple[str | None, str, list[str]]:
     except ImportError:
         notes.append("HTML shown as plain text (install pi-web-tools[extract] for Markdown)")
         return title, whole, notes
+    install_log_filter()  # trafilatura logs the page URL, which may carry a key
     try:
         extracted = trafilatura.extract(
             page,

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable, Optional, Sequence, TypeVar
 
-from pi_hostspec.types import ToolError
+import attrs
+from pi_hostspec.types import ToolContext, ToolError, ToolResult
 
-__all__ = ["MAX_WORKERS", "fold_singular", "resolve", "run_all"]
+__all__ = ["MAX_WORKERS", "fold_singular", "redacting", "resolve", "run_all"]
 
 MAX_WORKERS = 5
 
@@ -26,6 +28,51 @@ def fold_singular(args: Any, single: str, plural: str) -> Any:
     elif isinstance(values, list) and isinstance(value, str) and value not in values:
         args[plural] = [value, *values]
     return args
+
+
+def _scrub(value: Any, redact: Callable[[str], str]) -> Any:
+    """*value* (JSON-like) with *redact* applied to every string in it."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {key: _scrub(item, redact) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_scrub(item, redact) for item in value)
+    return value
+
+
+def redacting(execute: Callable[[dict, ToolContext], ToolResult]) -> Callable[[dict, ToolContext], ToolResult]:
+    """Wrap a tool's ``execute`` so no configured API key leaves it: not in the result's text or
+    details, a :class:`ToolError`'s message or details, nor a partial result sent to the host.
+
+    Providers redact their own key at the source; this catches every other way in, such as a
+    key in a URL's query string given to another provider.
+    """
+
+    @functools.wraps(execute)
+    def run(args: dict, ctx: ToolContext) -> ToolResult:
+        from ..config import redact_secrets
+
+        def clean(result: ToolResult) -> ToolResult:
+            return ToolResult(
+                content=[attrs.evolve(part, text=redact_secrets(part.text)) for part in result.content],
+                details=_scrub(result.details, redact_secrets),
+                is_error=result.is_error,
+            )
+
+        listener = getattr(ctx, "on_update", None)
+        if listener is not None:
+            ctx = attrs.evolve(ctx, on_update=lambda partial: listener(clean(partial)))
+        try:
+            result = execute(args, ctx)
+        except ToolError as exc:
+            exc.message = redact_secrets(exc.message)
+            exc.args = (exc.message,)
+            exc.details = _scrub(exc.details, redact_secrets)
+            raise
+        return clean(result) if isinstance(result, ToolResult) else result
+
+    return run
 
 
 def resolve(capability: str, requested: Optional[str]) -> tuple[Any, Any, Any]:

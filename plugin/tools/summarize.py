@@ -5,6 +5,8 @@ from __future__ import annotations
 from pi_hostspec.limits import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES
 from pi_hostspec.types import ToolContext, ToolError, ToolResult
 
+from .common import redacting
+
 __all__ = ["DESCRIPTION", "LABEL", "NAME", "PARAMETERS", "check_url", "execute"]
 
 NAME = "summarize"
@@ -74,10 +76,12 @@ def check_url(url: str, field: str = "url") -> str:
     return candidate
 
 
+@redacting
 def execute(args: dict, ctx: ToolContext) -> ToolResult:
     """Validate the URL and language, ask the provider, return its output verbatim."""
     from pi_hostspec import strip_control, truncate_output
 
+    from ..config import redact_secrets
     from ..errors import ProviderError
     from ..providers.base import SummarizeRequest
     from .common import resolve
@@ -103,7 +107,7 @@ def execute(args: dict, ctx: ToolContext) -> ToolResult:
     except ProviderError as exc:
         raise ToolError(f"summarize failed: {exc}", details={**details, "error": exc.to_dict()}) from None
     details["tokens"] = response.tokens
-    output = truncate_output(strip_control(response.output), prefix="pi-summarize")
+    output = truncate_output(redact_secrets(strip_control(response.output)), prefix="pi-summarize")
     details.update(output.details())
     if config.warnings:
         details["warnings"] = list(config.warnings)

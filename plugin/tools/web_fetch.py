@@ -7,7 +7,7 @@ from typing import Any
 from pi_hostspec.limits import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES
 from pi_hostspec.types import ToolContext, ToolError, ToolResult
 
-from .common import fold_singular
+from .common import fold_singular, redacting
 
 __all__ = ["DESCRIPTION", "LABEL", "NAME", "PARAMETERS", "execute", "prepare_arguments"]
 
@@ -79,6 +79,7 @@ def _check_urls(urls: list[str]) -> list[str]:
     return good
 
 
+@redacting
 def execute(args: dict, ctx: ToolContext) -> ToolResult:
     """Validate every URL first, fetch through the chosen provider, format each page."""
     from pi_hostspec import truncate_output

@@ -7,7 +7,7 @@ from typing import Any
 from pi_hostspec.limits import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES
 from pi_hostspec.types import ToolContext, ToolError, ToolResult
 
-from .common import fold_singular
+from .common import fold_singular, redacting
 
 __all__ = ["DESCRIPTION", "LABEL", "NAME", "PARAMETERS", "execute", "prepare_arguments"]
 
@@ -95,6 +95,7 @@ def prepare_arguments(args: Any) -> Any:
     return args
 
 
+@redacting
 def execute(args: dict, ctx: ToolContext) -> ToolResult:
     """Run every query concurrently through the chosen provider and combine the results."""
     from pi_hostspec import truncate_output
