@@ -150,15 +150,29 @@ class TruncatedOutput:
 
 
 def _write_private(text: str, prefix: str) -> str:
-    """Write *text* to a new 0600 file inside a new 0700 directory; return its path."""
+    """Write *text* to a new 0600 file inside a new 0700 directory; return its path.
+
+    A failed write (a full disk) removes what it made: no half file is left behind.
+    """
     import tempfile
 
     directory = tempfile.mkdtemp(prefix=f"{prefix}-")  # mkdtemp makes it 0700, never reused
     path = os.path.join(directory, "output.txt")
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-    fd = os.open(path, flags, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8", errors="surrogatepass") as handle:
-        handle.write(text)
+    created = False
+    try:
+        fd = os.open(path, flags, 0o600)
+        created = True
+        with os.fdopen(fd, "w", encoding="utf-8", errors="surrogatepass") as handle:
+            handle.write(text)
+    except OSError:
+        try:
+            if created:
+                os.unlink(path)
+            os.rmdir(directory)
+        except OSError:
+            pass
+        raise
     return path
 
 

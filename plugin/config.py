@@ -11,6 +11,7 @@ every problem names the file, the field and what to write instead. Unknown keys 
 from __future__ import annotations
 
 import json
+import math
 import os
 import stat
 import threading
@@ -169,6 +170,9 @@ def _structure_options(
         if not test(value):
             errors.append(f"{where}.{key}: expected {wanted}, got {_describe(value)}")
             continue
+        if isinstance(value, float) and not math.isfinite(value):  # JSON 1e999 parses as inf
+            errors.append(f"{where}.{key}: must be a finite number, got {_describe(value)}")
+            continue
         if attribute.metadata["kind"] == "integer":
             value = int(value)
         check = attribute.metadata.get("check")
@@ -292,12 +296,23 @@ def _read_text(path: Path) -> Optional[str]:
         raise _problem(path, f"cannot read it ({exc.strerror}).") from None
     if stat.S_ISDIR(info.st_mode):
         raise _problem(path, "it is a directory, not a file.")
-    if info.st_size > MAX_CONFIG_BYTES:
-        raise _problem(path, f"it is {info.st_size} bytes; a config file may be at most 1 MiB.")
     try:
-        data = path.read_bytes()
+        # Non-blocking, so a FIFO swapped in after the stat cannot hang the open.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError as exc:
         raise _problem(path, f"cannot read it ({exc.strerror}).") from None
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise _problem(path, "it is not a regular file (a device, FIFO or socket cannot be a config).")
+        if info.st_size > MAX_CONFIG_BYTES:
+            raise _problem(path, f"it is {info.st_size} bytes; a config file may be at most 1 MiB.")
+        try:
+            data = handle.read(MAX_CONFIG_BYTES + 1)  # bounded: the file may grow after the stat
+        except OSError as exc:
+            raise _problem(path, f"cannot read it ({exc.strerror}).") from None
+    if len(data) > MAX_CONFIG_BYTES:
+        raise _problem(path, "it is larger than 1 MiB; a config file may be at most 1 MiB.")
     if b"\x00" in data:
         raise _problem(path, "it is a binary file, not JSON text.")
     try:

@@ -37,6 +37,8 @@ RETRY_STATUSES = frozenset({429, 502, 503, 504})
 MAX_RETRIES = 2
 BACKOFF_BASE = 0.5
 RETRY_AFTER_CAP = 10.0
+#: The longest timeout handed to a socket (a day): larger ones overflow the platform's timeval.
+MAX_SOCKET_TIMEOUT = 24 * 3600.0
 _CHUNK = 64 * 1024
 
 
@@ -153,6 +155,12 @@ def read_body(
             return b"".join(chunks)[:max_bytes], True
     response._content_consumed = True  # lets close() return the connection to the pool
     return b"".join(chunks), False
+
+
+def socket_timeouts(remaining: float, connect: float = CONNECT_TIMEOUT) -> tuple[float, float]:
+    """The (connect, read) timeouts for a request with *remaining* seconds before its deadline."""
+    remaining = min(remaining, MAX_SOCKET_TIMEOUT)
+    return min(connect, remaining), remaining
 
 
 def _as_requests_error(exc: Exception) -> requests.exceptions.RequestException:
@@ -281,7 +289,7 @@ class HttpClient:
                     url,
                     params=params,
                     json=json_body,
-                    timeout=(min(CONNECT_TIMEOUT, remaining), remaining),
+                    timeout=socket_timeouts(remaining),
                     stream=True,
                 )
                 try:

@@ -6,6 +6,7 @@ Web text is cleaned of ANSI and control characters before it reaches a terminal.
 
 from __future__ import annotations
 
+import reprlib
 from typing import Any, Optional
 
 from pi_hostspec import RenderOptions, Theme, ToolResult, clip, strip_control
@@ -20,16 +21,27 @@ def _title(theme: Theme, name: str) -> str:
     return theme.fg("toolTitle", theme.bold(name))
 
 
+# Arguments may be anything a model sent, still streaming: shown briefly, never fully walked.
+_REPR = reprlib.Repr()
+_REPR.maxlevel, _REPR.maxlist, _REPR.maxdict, _REPR.maxstring, _REPR.maxother = 3, 5, 5, 60, 60
+_SLICE = 4 * CALL_WIDTH  # enough characters of one value to fill a line after cleaning
+
+
+def _text(value: Any) -> str:
+    """A bounded piece of *value* as text (a huge or deeply nested value is never walked whole)."""
+    return value[:_SLICE] if isinstance(value, str) else _REPR.repr(value)
+
+
 def _strings(value: Any) -> list[str]:
     if isinstance(value, str):
-        return [value]
+        return [_text(value)]
     if isinstance(value, (list, tuple)):
-        return [item if isinstance(item, str) else str(item) for item in value if item is not None]
+        return [_text(item) for item in value if item is not None]
     return []
 
 
 def _clean(text: Any, width: int) -> str:
-    return clip(strip_control(text if isinstance(text, str) else str(text)), width)
+    return clip(strip_control(_text(text)), width)
 
 
 def _redacted(text: Optional[str]) -> Optional[str]:

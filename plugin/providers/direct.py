@@ -24,7 +24,7 @@ import requests
 from attrs import frozen
 
 from ..hookspecs import hookimpl
-from ..http import USER_AGENT, install_log_filter, network_error_message, read_body
+from ..http import USER_AGENT, install_log_filter, network_error_message, read_body, socket_timeouts
 from .base import CommonOptions, FetchedPage, FetchRequest, FetchResponse, option
 
 __all__ = [
@@ -399,7 +399,7 @@ class DirectProvider:
                     stream=True,
                     allow_redirects=False,
                     cookies=cookies,
-                    timeout=(min(CONNECT_TIMEOUT, remaining), remaining),
+                    timeout=socket_timeouts(remaining, CONNECT_TIMEOUT),
                 )
             except requests.exceptions.RequestException as exc:
                 raise _Failure(network_error_message(exc), **facts) from None

@@ -50,11 +50,17 @@ PARAMETERS: dict = {
             "type": "string",
             "description": "Name of a configured provider to use instead of the default.",
             "minLength": 1,
+            "maxLength": 200,
         },
     },
     "required": ["url"],
     "additionalProperties": False,
 }
+
+
+def quoted(value: str, limit: int = 120) -> str:
+    """*value* quoted for an error message, cut at *limit* characters (a model may send megabytes)."""
+    return repr(value[:limit]) + ("…" if len(value) > limit else "")
 
 
 def check_url(url: str, field: str = "url") -> str:
@@ -68,11 +74,11 @@ def check_url(url: str, field: str = "url") -> str:
     except ValueError:
         parts, host = None, None
     if parts is None or not parts.scheme or not host:
-        raise ToolError(f"{field}: {url!r} is not an absolute URL (expected http:// or https://...)")
+        raise ToolError(f"{field}: {quoted(url)} is not an absolute URL (expected http:// or https://...)")
     if parts.scheme.lower() not in ("http", "https"):
-        raise ToolError(f"{field}: {url!r} uses {parts.scheme}:, only http and https are supported")
+        raise ToolError(f"{field}: {quoted(url)} uses {quoted(parts.scheme, 20)[1:-1]}:, only http and https are supported")
     if any(ch.isspace() for ch in candidate):
-        raise ToolError(f"{field}: {url!r} contains whitespace")
+        raise ToolError(f"{field}: {quoted(url)} contains whitespace")
     return candidate
 
 
@@ -96,7 +102,7 @@ def execute(args: dict, ctx: ToolContext) -> ToolResult:
         allowed = getattr(provider, "summary_languages", None)
         if allowed and language not in allowed:
             raise ToolError(
-                f"target_language: {args['target_language']!r} is not a language Kagi's summarizer "
+                f"target_language: {quoted(args['target_language'], 40)} is not a language Kagi's summarizer "
                 f"supports. Use one of: {', '.join(allowed)}."
             )
     request = SummarizeRequest(url=url, summary_type=summary_type, engine=engine, target_language=language)

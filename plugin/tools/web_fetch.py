@@ -45,6 +45,7 @@ PARAMETERS: dict = {
             "type": "string",
             "description": "Name of a configured provider to use instead of the default.",
             "minLength": 1,
+            "maxLength": 200,
         },
     },
     "required": ["urls"],

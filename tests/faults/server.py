@@ -23,6 +23,7 @@ __all__ = [
     "Redirect",
     "Reply",
     "Reset",
+    "Trickle",
     "json_reply",
     "unused_port",
 ]
@@ -109,6 +110,23 @@ class Huge:
             sent += len(piece)
 
 
+class Trickle:
+    """Headers at once, then one byte every *interval* seconds for ever (until the server stops)."""
+
+    def __init__(self, interval: float = 0.02, content_type: str = "text/plain"):
+        self.interval, self.content_type = interval, content_type
+
+    def perform(self, handler, stop) -> None:
+        handler.send_response(200)
+        handler.send_header("Content-Type", self.content_type)
+        handler.send_header("Content-Length", "10000000")
+        handler.end_headers()
+        while not stop.wait(self.interval):
+            handler.wfile.write(b"a")
+            handler.wfile.flush()
+        handler.close_connection = True
+
+
 class Redirect:
     """A redirect (302 by default) to *location*."""
 
@@ -122,7 +140,7 @@ class Redirect:
         handler.end_headers()
 
 
-Action = Union[Reply, Reset, Hang, Partial, Huge, Redirect]
+Action = Union[Reply, Reset, Hang, Partial, Huge, Trickle, Redirect]
 
 
 class FaultServer:

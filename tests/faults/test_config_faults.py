@@ -1,0 +1,168 @@
+"""Config files that are readable by others, or not config files at all, through tool calls and
+``pi-web config``."""
+
+from __future__ import annotations
+
+import os
+import threading
+
+import pytest
+from pi_web_tools.config import MAX_CONFIG_BYTES
+from pi_web_tools.report import config_report
+
+from ..conftest import SECRET
+from .cases import KAGI_SEARCH
+from .conftest import assert_clean_error, assert_no_secret
+from .server import json_reply
+
+KAGI_OK = {"meta": {"id": "ok"}, "data": [{"t": 0, "url": "https://a.example/", "title": "A"}]}
+
+
+@pytest.mark.parametrize("mode", [0o644, 0o640, 0o604])
+def test_config_readable_by_others_warns_in_report_and_details(mode, server, tools, write_config):
+    """A key-holding config readable by group or others still works, with a chmod warning in both places."""
+    server.script(json_reply(KAGI_OK))
+    path = write_config(KAGI_SEARCH.config(server), mode=mode)
+    report, ok = config_report()
+    assert ok and "Status: valid" in report
+    assert f"Warning: {path} holds API keys and is readable by other users" in report
+    assert f"chmod 600 {path}" in report and SECRET not in report
+    outcome = tools.call("web_search", {"queries": ["x"]})
+    assert not outcome.result.is_error
+    (warning,) = outcome.result.details["warnings"]
+    assert "readable by other users" in warning and f"{mode:o}" in warning
+
+
+def test_private_config_has_no_warning(server, tools, write_config):
+    """A 0600 config gives no permission warning."""
+    server.script(json_reply(KAGI_OK))
+    write_config(KAGI_SEARCH.config(server))
+    assert "Warning" not in config_report()[0]
+    assert "warnings" not in tools.call("web_search", {"queries": ["x"]}).result.details
+
+
+def test_warning_also_reaches_an_error_result(server, tools, write_config):
+    """The permission warning rides along in the details of a failed call too."""
+    server.script(json_reply({"data": None, "error": [{"code": 2, "msg": "Unauthorized"}]}, 401))
+    write_config(KAGI_SEARCH.config(server), mode=0o644)
+    outcome = tools.call("web_search", {"queries": ["x"]})
+    assert outcome.result.is_error and "readable by other users" in outcome.result.details["warnings"][0]
+
+
+def _directory(path):
+    path.mkdir()
+
+
+def _empty(path):
+    path.write_bytes(b"")
+
+
+def _whitespace(path):
+    path.write_bytes(b" \n\t\n")
+
+
+def _binary(path):
+    path.write_bytes(b"\x7fELF\x02\x01\x01\x00" + bytes(range(256)) * 4)
+
+
+def _not_utf8(path):
+    path.write_bytes('{"providers": []} \xe9t\xe9'.encode("latin-1"))
+
+
+def _enormous(path):
+    with open(path, "wb") as handle:  # a sparse 50 MB file: cheap to make, never to be read whole
+        handle.truncate(50 * MAX_CONFIG_BYTES)
+
+
+def _endless(path):
+    path.symlink_to("/dev/zero")
+
+
+def _fifo(path):
+    os.mkfifo(path)
+
+
+def _deeply_nested(path):
+    path.write_text('{"providers": ' + "[" * 100_000 + "]" * 100_000 + "}")
+
+
+BROKEN = [
+    (_directory, "is a directory"),
+    (_empty, "empty"),
+    (_whitespace, "empty"),
+    (_binary, "binary"),
+    (_not_utf8, "not UTF-8"),
+    (_enormous, "at most 1 MiB"),
+    (_endless, "not a regular file"),
+    (_fifo, "not a regular file"),
+    (_deeply_nested, "nested too deeply"),
+]
+
+
+def call_with_deadline(tools, name, args, seconds=5.0):
+    """Run a call in a thread so a config that blocks the read cannot hang the suite."""
+    box = {}
+    worker = threading.Thread(target=lambda: box.update(outcome=tools.call(name, args)), daemon=True)
+    worker.start()
+    worker.join(seconds)
+    assert not worker.is_alive(), f"{name} still running after {seconds} s"
+    return box["outcome"]
+
+
+@pytest.mark.parametrize("make,needle", BROKEN, ids=lambda v: getattr(v, "__name__", "")[1:] or None)
+@pytest.mark.parametrize(
+    "name,args",
+    [("web_search", {"queries": ["x"]}), ("web_fetch", {"urls": ["http://127.0.0.1:9/"]}),
+     ("summarize", {"url": "https://example.com/"})],
+    ids=["web_search", "web_fetch", "summarize"],
+)
+def test_broken_config_is_a_clean_error(make, needle, name, args, agent_dir, tools):
+    """A config that is a directory, empty, binary, not UTF-8, enormous, endless, a FIFO or too deep is a clean error naming the file."""
+    path = agent_dir / "web-search.json"
+    make(path)
+    outcome = call_with_deadline(tools, name, args)
+    assert outcome.result.is_error
+    assert f"Invalid web search config {path}" in outcome.text and needle in outcome.text
+    assert "Traceback" not in outcome.text and "failed unexpectedly" not in outcome.text
+    assert outcome.elapsed < 2.0
+    assert_no_secret(outcome)
+
+
+@pytest.mark.parametrize("make,needle", BROKEN, ids=lambda v: getattr(v, "__name__", "")[1:] or None)
+def test_broken_config_in_the_report(make, needle, agent_dir):
+    """`pi-web config` says the config is invalid and why, without raising."""
+    make(agent_dir / "web-search.json")
+    box = {}
+    worker = threading.Thread(target=lambda: box.update(report=config_report()), daemon=True)
+    worker.start()
+    worker.join(5)
+    assert not worker.is_alive()
+    text, ok = box["report"]
+    assert not ok and "Status: invalid" in text and needle in text
+
+
+def test_unreadable_config_is_a_clean_error(agent_dir, tools):
+    """A config the user may not read is a clean error (skipped as root, who reads everything)."""
+    if os.geteuid() == 0:
+        pytest.skip("root can read a 000 file")
+    path = agent_dir / "web-search.json"
+    path.write_text("{}")
+    path.chmod(0)
+    outcome = tools.call("web_search", {"queries": ["x"]})
+    assert_clean_error(outcome, "cannot read it")
+
+
+def test_non_finite_timeout_is_a_config_error(agent_dir, write_config, tools):
+    """timeoutSeconds written as 1e999 (infinity once parsed) is refused with a clear message."""
+    write_config('{"providers": [{"name": "kagi", "type": "kagi", "apiKey": "k-0123456789", '
+                 '"options": {"timeoutSeconds": 1e999}}]}')
+    outcome = tools.call("web_search", {"queries": ["x"]})
+    assert outcome.result.is_error and "timeoutSeconds" in outcome.text and "finite" in outcome.text
+
+
+def test_huge_timeout_still_works(server, tools, write_config):
+    """A timeoutSeconds far beyond what a socket accepts (1e300) still makes a working call."""
+    server.script(json_reply(KAGI_OK))
+    write_config(KAGI_SEARCH.config(server, timeout=1e300))
+    outcome = tools.call("web_search", {"queries": ["x"]})
+    assert not outcome.result.is_error, outcome.text

@@ -1,0 +1,134 @@
+"""The full-output temp file of a truncated result: private, never through a planted link, and a
+full or unwritable temp directory costs only the file (the truncated output still arrives)."""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+import tempfile
+from pathlib import Path
+
+from ..conftest import SECRET
+from .cases import DIRECT_FETCH, KAGI_SUMMARIZE, secret_url
+from .conftest import assert_no_secret
+from .server import Reply, json_reply
+
+BIG_TEXT = "".join(f"line {i:05d} of a long page, key echoed: {SECRET}\n" for i in range(4000))  # ~220 KB
+
+
+def big_fetch(server, tools, write_config):
+    """A direct fetch whose output is far over 50 KB (the page echoes the key in every line)."""
+    server.script(Reply(200, BIG_TEXT, content_type="text/plain; charset=utf-8"))
+    write_config(DIRECT_FETCH.config(server))
+    return tools.call("web_fetch", {"urls": [secret_url(server)], "text_max_characters": 1_000_000})
+
+
+def test_full_output_file_is_private_and_complete(server, tools, write_config, debug_logs):
+    """A >50 KB result is truncated; the full text goes to a 0600 file in a fresh 0700 directory."""
+    outcome = big_fetch(server, tools, write_config)
+    assert not outcome.result.is_error
+    details = outcome.result.details
+    assert details["truncation"]["truncated"] is True
+    path = Path(details["fullOutputPath"])
+    assert f"Full output saved to: {path}]" in outcome.text
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    assert path.parent.parent == Path(tempfile.gettempdir())
+    saved = path.read_text(encoding="utf-8")
+    assert "line 03999 of a long page" in saved and len(saved) > 150_000
+    assert_no_secret(outcome, debug_logs)  # the saved copy is redacted as well
+
+
+def test_summary_over_50kb_is_saved_privately(server, tools, write_config):
+    """A summarizer output over 50 KB is truncated too, its full text saved to a private file."""
+    server.script(json_reply({"data": {"output": BIG_TEXT, "tokens": 1}}))
+    write_config(KAGI_SUMMARIZE.config(server))
+    outcome = tools.call("summarize", {"url": "https://example.com/a"})
+    path = Path(outcome.result.details["fullOutputPath"])
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert SECRET not in path.read_text(encoding="utf-8")
+
+
+def test_a_planted_link_is_never_followed(server, tools, write_config, monkeypatch, tmp_path):
+    """A symlink planted where the spill directory would go is skipped; nothing is written through it."""
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    names = iter(["planted", "fresh"])
+    monkeypatch.setattr(tempfile, "_get_candidate_names", lambda: names)
+    planted = Path(tempfile.gettempdir(), "pi-web-fetch-planted")
+    planted.symlink_to(victim)
+    outcome = big_fetch(server, tools, write_config)
+    assert not outcome.result.is_error
+    assert list(victim.iterdir()) == []
+    path = Path(outcome.result.details["fullOutputPath"])
+    assert path.parent.name == "pi-web-fetch-fresh" and not path.parent.is_symlink()
+
+
+def test_a_planted_output_file_link_is_never_followed(server, tools, write_config, monkeypatch, tmp_path):
+    """Even inside the spill directory, a pre-existing output.txt link is refused, not written through."""
+    victim = tmp_path / "victim.txt"
+    victim.write_text("untouched")
+    trap = Path(tempfile.gettempdir(), "trap")
+    trap.mkdir(mode=0o700)
+    (trap / "output.txt").symlink_to(victim)
+    monkeypatch.setattr(tempfile, "mkdtemp", lambda prefix="", **kw: str(trap))
+    outcome = big_fetch(server, tools, write_config)
+    assert not outcome.result.is_error
+    assert victim.read_text() == "untouched"
+    assert "Full output could not be saved" in outcome.text
+
+
+def test_unwritable_temp_dir_still_gives_the_truncated_output(server, tools, write_config, monkeypatch, tmp_path):
+    """A temp directory that cannot be written gives the truncated text with a note, not an error."""
+    if os.geteuid() == 0:  # root writes anywhere: use a directory that cannot exist instead
+        monkeypatch.setattr(tempfile, "tempdir", "/proc/pi-web-no-such-dir")
+    else:
+        locked = tmp_path / "locked"
+        locked.mkdir()
+        locked.chmod(0o500)
+        monkeypatch.setattr(tempfile, "tempdir", str(locked))
+    outcome = big_fetch(server, tools, write_config)
+    assert not outcome.result.is_error
+    assert "line 00000 of a long page" in outcome.text
+    assert "[Output truncated:" in outcome.text and "Full output could not be saved:" in outcome.text
+    assert "fullOutputPath" not in outcome.result.details and outcome.result.details["fullOutputError"]
+
+
+def test_full_disk_still_gives_the_truncated_output_and_leaves_nothing(server, tools, write_config, monkeypatch):
+    """A disk that fills while the full output is written gives the truncated text with a note, and no half file."""
+    real_fdopen = os.fdopen
+
+    class Full:
+        def __init__(self, handle):
+            self.handle = handle
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.handle.close()
+
+        def __getattr__(self, name):
+            return getattr(self.handle, name)
+
+        def write(self, text):
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    def fdopen(fd, mode="r", *args, **kwargs):
+        handle = real_fdopen(fd, mode, *args, **kwargs)
+        return Full(handle) if "w" in mode else handle
+
+    monkeypatch.setattr(os, "fdopen", fdopen)
+    outcome = big_fetch(server, tools, write_config)
+    monkeypatch.setattr(os, "fdopen", real_fdopen)
+    assert not outcome.result.is_error
+    assert "Full output could not be saved: No space left on device]" in outcome.text
+    assert list(Path(tempfile.gettempdir()).iterdir()) == []
+
+
+def test_renderings_mention_truncation_without_a_path_when_not_saved(server, tools, write_config, monkeypatch):
+    """When the full output could not be saved the views still say the result was truncated."""
+    monkeypatch.setattr(tempfile, "tempdir", "/proc/pi-web-no-such-dir")
+    outcome = big_fetch(server, tools, write_config)
+    assert "(truncated)" in outcome.views[1]
