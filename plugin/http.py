@@ -27,7 +27,7 @@ from . import __version__
 from .config import known_secrets, redact_secrets
 from .errors import ProviderError
 
-__all__ = ["HttpClient", "USER_AGENT", "read_body", "redact"]
+__all__ = ["HttpClient", "USER_AGENT", "read_body", "redact", "send"]
 
 USER_AGENT = f"pi-web-tools/{__version__} (+https://pypi.org/project/pi-web-tools/)"
 CONNECT_TIMEOUT = 10.0
@@ -163,6 +163,51 @@ def socket_timeouts(remaining: float, connect: float = CONNECT_TIMEOUT) -> tuple
     return min(connect, remaining), remaining
 
 
+_CANCEL_POLL = 0.05
+
+
+def send(
+    session: requests.Session, method: str, url: str, *, cancel: Optional[threading.Event] = None, **kwargs: Any
+) -> requests.Response:
+    """``session.request(method, url, **kwargs)`` that a set *cancel* interrupts at once.
+
+    A socket waiting for headers cannot be woken, so with *cancel* the request runs in a helper
+    thread and this one waits for either; on cancellation it raises ``InterruptedError`` and the
+    helper, left to its own timeout, closes whatever response it still gets.
+    """
+    if cancel is None:
+        return session.request(method, url, **kwargs)
+    if cancel.is_set():
+        raise InterruptedError("cancelled")
+    box: dict = {}
+    lock = threading.Lock()
+    done = threading.Event()
+
+    def run() -> None:
+        try:
+            response = session.request(method, url, **kwargs)
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller
+            response, box["error"] = None, exc
+        with lock:
+            if box.get("abandoned"):
+                if response is not None:
+                    response.close()
+            else:
+                box["response"] = response
+            done.set()
+
+    threading.Thread(target=run, name="pi-web-request", daemon=True).start()
+    while not done.wait(_CANCEL_POLL):
+        if cancel.is_set():
+            with lock:
+                if not done.is_set():
+                    box["abandoned"] = True
+                    raise InterruptedError("cancelled")
+    if "error" in box:
+        raise box["error"]
+    return box["response"]
+
+
 def _as_requests_error(exc: Exception) -> requests.exceptions.RequestException:
     """The requests exception for a urllib3 error raised while reading a body (as
     ``Response.iter_content`` maps them), so callers handle one family of errors."""
@@ -189,6 +234,19 @@ def _retry_after(value: Optional[str]) -> Optional[float]:
     if moment is None:
         return None
     return max(0.0, moment.timestamp() - time.time())
+
+
+class _Session(requests.Session):
+    """A session that drops every header carrying a key (not only ``Authorization``, which is
+    all requests strips) when a redirect leaves the original host."""
+
+    secret_headers: tuple[str, ...] = ()
+
+    def rebuild_auth(self, prepared_request: requests.PreparedRequest, response: requests.Response) -> None:
+        super().rebuild_auth(prepared_request, response)
+        if self.should_strip_auth(response.request.url, prepared_request.url):
+            for name in self.secret_headers:
+                prepared_request.headers.pop(name, None)
 
 
 class HttpClient:
@@ -228,7 +286,11 @@ class HttpClient:
         """The warm session (created on first use; proxies and CA bundle from the environment)."""
         with self._session_lock:
             if self._session is None:
-                session = requests.Session()
+                session = _Session()
+                session.secret_headers = tuple(
+                    name for name, value in self._headers.items()
+                    if any(secret in str(value) for secret in self.secrets)
+                )
                 adapter = requests.adapters.HTTPAdapter(pool_connections=4, pool_maxsize=16, max_retries=0)
                 session.mount("https://", adapter)
                 session.mount("http://", adapter)
@@ -284,9 +346,11 @@ class HttpClient:
             if remaining <= 0:
                 raise self.error(f"timed out after {budget:g} s", retryable=True)
             try:
-                response = self.session.request(
+                response = send(
+                    self.session,
                     method,
                     url,
+                    cancel=cancel,
                     params=params,
                     json=json_body,
                     timeout=socket_timeouts(remaining),

@@ -24,7 +24,7 @@ import requests
 from attrs import frozen
 
 from ..hookspecs import hookimpl
-from ..http import USER_AGENT, install_log_filter, network_error_message, read_body, socket_timeouts
+from ..http import USER_AGENT, install_log_filter, network_error_message, read_body, send, socket_timeouts
 from .base import CommonOptions, FetchedPage, FetchRequest, FetchResponse, option
 
 __all__ = [
@@ -394,8 +394,11 @@ class DirectProvider:
             if remaining <= 0:
                 raise _Failure(f"timed out after {self.timeout:g} s", **facts)
             try:
-                response = self.session.get(
+                response = send(
+                    self.session,
+                    "GET",
                     current,
+                    cancel=cancel,
                     stream=True,
                     allow_redirects=False,
                     cookies=cookies,
@@ -403,6 +406,8 @@ class DirectProvider:
                 )
             except requests.exceptions.RequestException as exc:
                 raise _Failure(network_error_message(exc), **facts) from None
+            except InterruptedError:
+                raise _Failure("cancelled", **facts) from None
             try:
                 cookies.update(response.cookies)
                 target = self.session.get_redirect_target(response)

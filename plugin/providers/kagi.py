@@ -83,6 +83,11 @@ def kagi_error_text(body: Any) -> Optional[tuple[str, Optional[str]]]:
     return "; ".join(messages), (codes[0] if codes else None)
 
 
+def _list(value: Any) -> list:
+    """*value* when it is a list, else empty (a string is not a list of strings to split)."""
+    return value if isinstance(value, list) else []
+
+
 def _balance(body: Any) -> Optional[float]:
     meta = body.get("meta") if isinstance(body, dict) else None
     value = meta.get("api_balance") if isinstance(meta, dict) else None
@@ -163,7 +168,7 @@ class KagiProvider:
             if not isinstance(item, dict):
                 continue
             if item.get("t") == 1:
-                related += [clean_snippet(s) for s in item.get("list") or [] if isinstance(s, str)]
+                related += [clean_snippet(s) for s in _list(item.get("list")) if isinstance(s, str)]
                 continue
             if item.get("t", 0) != 0:
                 continue
@@ -206,7 +211,7 @@ class KagiProvider:
                 )
             )
         related = []
-        for entry in data.get("related_search") or []:
+        for entry in _list(data.get("related_search")):
             if isinstance(entry, str):
                 related.append(entry)
             elif isinstance(entry, dict) and isinstance(entry.get("title") or entry.get("query"), str):

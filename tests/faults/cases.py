@@ -229,3 +229,18 @@ def run_fault(target: Target, fault: Fault, server: FaultServer, tools, write_co
     elif fault.id != "redirect-loop":
         assert where.count == 1, f"{where.count} requests for a fault that is not retried"
     return outcome
+
+
+def check_cross_host_redirect(target: Target, server: FaultServer, tools, write_config) -> None:
+    """Redirect (307, so a POST stays a POST) to a second server under another host name; the key
+    must not travel with it."""
+    other = FaultServer().start()
+    try:
+        other.script(Reply(200, "{}"))
+        server.script(Redirect(f"http://localhost:{other.port}/elsewhere", status=307))
+        write_config(target.config(server))
+        tools.call(target.tool, target.args(server))
+        assert other.count == 1, "the redirect was not followed"
+        assert SECRET not in str(other.requests[0]["headers"])
+    finally:
+        other.close()

@@ -18,7 +18,7 @@ from .cases import (
     json_reply,
 )
 from .conftest import assert_clean_error, assert_no_secret
-from .server import Reply, Trickle
+from .server import Hang, Reply, Trickle
 
 KAGI_OK = {"meta": {"id": "ok", "api_balance": 1.0}, "data": [{"t": 0, "url": "https://a.example/", "title": "A"}]}
 EXA_OK = {"requestId": "ok", "results": [{"url": "https://a.example/", "title": "A"}]}
@@ -169,3 +169,13 @@ def test_cancel_reaches_every_url_of_a_direct_fetch(server, tools, write_config)
     outcome = tools.call("web_fetch", {"urls": urls}, cancel_after(0.3))
     assert time.monotonic() - start < 0.8
     assert outcome.result.is_error and outcome.text.count("cancelled") == 3
+
+
+@pytest.mark.parametrize("target", [KAGI_SEARCH, KAGI_SUMMARIZE, EXA_FETCH, DIRECT_FETCH], ids=str)
+def test_cancel_while_waiting_for_headers_stops_promptly(target, server, tools, write_config):
+    """Cancelling while the server sits on the request (no headers yet) ends the call at once."""
+    server.script(Hang())
+    write_config(target.config(server, timeout=8.0))
+    outcome = tools.call(target.tool, target.args(server), cancel_after(0.3))
+    assert_clean_error(outcome, "cancelled")
+    assert outcome.elapsed < 0.3 + 0.4
