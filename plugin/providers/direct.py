@@ -24,7 +24,14 @@ import requests
 from attrs import frozen
 
 from ..hookspecs import hookimpl
-from ..http import USER_AGENT, install_log_filter, network_error_message, read_body, send, socket_timeouts
+from ..http import (
+    USER_AGENT,
+    install_log_filter,
+    network_error_message,
+    read_body,
+    send,
+    socket_timeouts,
+)
 from .base import CommonOptions, FetchedPage, FetchRequest, FetchResponse, option
 
 __all__ = [

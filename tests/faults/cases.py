@@ -9,7 +9,17 @@ from typing import Any, Callable
 
 from ..conftest import SECRET
 from .conftest import TIMEOUT
-from .server import FaultServer, Hang, Huge, Partial, Redirect, Reply, Reset, json_reply, unused_port
+from .server import (
+    FaultServer,
+    Hang,
+    Huge,
+    Partial,
+    Redirect,
+    Reply,
+    Reset,
+    json_reply,
+    unused_port,
+)
 
 # --------------------------------------------------------------------------- configs
 

@@ -31,7 +31,7 @@ def ok_reply(target):
 def gaps(server) -> list[float]:
     """Seconds between consecutive requests."""
     times = [request["time"] for request in server.requests]
-    return [later - earlier for earlier, later in zip(times, times[1:])]
+    return [later - earlier for earlier, later in zip(times, times[1:], strict=False)]
 
 
 @pytest.mark.parametrize(
