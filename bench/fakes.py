@@ -42,9 +42,19 @@ class FakeAPI:
                 parts = urlsplit(self.path)
                 if parts.path == "/api/v0/search":
                     q = parse_qs(parts.query).get("q", ["x"])[0]
-                    data = [{"t": 0, "url": f"https://r.example/{i}", "title": f"{q} {i}", "snippet": f"About <b>{q}</b> {i}"}
-                            for i in range(10)]
-                    self._reply(json.dumps({"meta": {"api_balance": 1.0}, "data": data}).encode(), "application/json")
+                    data = [
+                        {
+                            "t": 0,
+                            "url": f"https://r.example/{i}",
+                            "title": f"{q} {i}",
+                            "snippet": f"About <b>{q}</b> {i}",
+                        }
+                        for i in range(10)
+                    ]
+                    self._reply(
+                        json.dumps({"meta": {"api_balance": 1.0}, "data": data}).encode(),
+                        "application/json",
+                    )
                 elif parts.path.startswith("/page/"):
                     text = "\n".join(f"Line {i} of a plain page." for i in range(200))
                     self._reply(text.encode(), "text/plain; charset=utf-8")
@@ -54,9 +64,18 @@ class FakeAPI:
             def do_POST(self):
                 length = int(self.headers.get("Content-Length") or 0)
                 self.rfile.read(length)
-                data = [{"id": f"https://r.example/{i}", "url": f"https://r.example/{i}", "title": f"R {i}", "publishedDate": "2026-01-01"}
-                        for i in range(5)]
-                self._reply(json.dumps({"requestId": "b", "results": data}).encode(), "application/json")
+                data = [
+                    {
+                        "id": f"https://r.example/{i}",
+                        "url": f"https://r.example/{i}",
+                        "title": f"R {i}",
+                        "publishedDate": "2026-01-01",
+                    }
+                    for i in range(5)
+                ]
+                self._reply(
+                    json.dumps({"requestId": "b", "results": data}).encode(), "application/json"
+                )
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
@@ -67,7 +86,7 @@ class FakeAPI:
         """Base URL of the fake."""
         return f"http://127.0.0.1:{self.server.server_address[1]}"
 
-    def __enter__(self) -> "FakeAPI":
+    def __enter__(self) -> FakeAPI:
         self._thread.start()
         return self
 

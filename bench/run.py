@@ -54,17 +54,37 @@ def bench_overhead(agent: Path, reps: int) -> dict:
     import requests
 
     with FakeAPI(latency=0.020) as fake:
-        _configure(agent, [{"name": "kagi", "type": "kagi", "apiKey": KEY, "options": {"baseUrl": f"{fake.url}/api/v0"}}])
+        _configure(
+            agent,
+            [
+                {
+                    "name": "kagi",
+                    "type": "kagi",
+                    "apiKey": KEY,
+                    "options": {"baseUrl": f"{fake.url}/api/v0"},
+                }
+            ],
+        )
         host = _host()
         session = requests.Session()
         url = f"{fake.url}/api/v0/search"
         ours, bare = [], []
         for _ in range(3):  # warm both paths
             host.call("web_search", {"queries": ["warm"]})
-            session.get(url, params={"q": "warm", "limit": 10}, headers={"Authorization": f"Bot {KEY}"}, timeout=10).json()
+            session.get(
+                url,
+                params={"q": "warm", "limit": 10},
+                headers={"Authorization": f"Bot {KEY}"},
+                timeout=10,
+            ).json()
         for i in range(reps):  # interleave so drift hits both equally
             start = time.perf_counter()
-            session.get(url, params={"q": f"q{i}", "limit": 10}, headers={"Authorization": f"Bot {KEY}"}, timeout=10).json()
+            session.get(
+                url,
+                params={"q": f"q{i}", "limit": 10},
+                headers={"Authorization": f"Bot {KEY}"},
+                timeout=10,
+            ).json()
             bare.append(time.perf_counter() - start)
             start = time.perf_counter()
             result = host.call("web_search", {"queries": [f"q{i}"]})
@@ -86,13 +106,31 @@ def bench_concurrency(agent: Path, reps: int) -> list[dict]:
     rows = []
     with FakeAPI(latency=0.200) as fake:
         host = _host()
-        _configure(agent, [{"name": "kagi", "type": "kagi", "apiKey": KEY, "options": {"baseUrl": f"{fake.url}/api/v0"}},
-                           {"name": "direct", "type": "direct", "options": {"allowPrivateNetwork": True}}])
+        _configure(
+            agent,
+            [
+                {
+                    "name": "kagi",
+                    "type": "kagi",
+                    "apiKey": KEY,
+                    "options": {"baseUrl": f"{fake.url}/api/v0"},
+                },
+                {"name": "direct", "type": "direct", "options": {"allowPrivateNetwork": True}},
+            ],
+        )
         cases = [
-            ("2a. web_search: 5 queries vs 1 (200 ms API)", "web_search",
-             {"queries": ["one"]}, {"queries": ["a", "b", "c", "d", "e"]}),
-            ("2b. web_fetch: 5 URLs vs 1, direct (200 ms pages)", "web_fetch",
-             {"urls": [f"{fake.url}/page/0"]}, {"urls": [f"{fake.url}/page/{i}" for i in range(1, 6)]}),
+            (
+                "2a. web_search: 5 queries vs 1 (200 ms API)",
+                "web_search",
+                {"queries": ["one"]},
+                {"queries": ["a", "b", "c", "d", "e"]},
+            ),
+            (
+                "2b. web_fetch: 5 URLs vs 1, direct (200 ms pages)",
+                "web_fetch",
+                {"urls": [f"{fake.url}/page/0"]},
+                {"urls": [f"{fake.url}/page/{i}" for i in range(1, 6)]},
+            ),
         ]
         for label, tool, one, five in cases:
             host.call(tool, one)
@@ -105,11 +143,20 @@ def bench_concurrency(agent: Path, reps: int) -> list[dict]:
                 start = time.perf_counter()
                 result = host.call(tool, five)
                 fives.append(time.perf_counter() - start)
-                assert not result.is_error and (result.details.get("fetched", 5) == 5), result.text[:300]
+                assert not result.is_error and (result.details.get("fetched", 5) == 5), result.text[
+                    :300
+                ]
             five_m, five_s = _median_spread(fives)
             one_m, _ = _median_spread(singles)
-            rows.append({"target": label, "measured": five_m / one_m, "limit": 1.5, "unit": "x",
-                         "note": f"{five_m * 1000:.0f} ms ± {five_s * 1000:.0f} vs {one_m * 1000:.0f} ms"})
+            rows.append(
+                {
+                    "target": label,
+                    "measured": five_m / one_m,
+                    "limit": 1.5,
+                    "unit": "x",
+                    "note": f"{five_m * 1000:.0f} ms ± {five_s * 1000:.0f} vs {one_m * 1000:.0f} ms",
+                }
+            )
     return rows
 
 
@@ -117,12 +164,35 @@ def bench_connections(agent: Path, calls: int) -> list[dict]:
     """Sequential calls in one process open one TCP connection per provider host."""
     rows = []
     for label, providers, tool, args in [
-        ("3a. warm connections: Kagi", lambda url: [{"name": "kagi", "type": "kagi", "apiKey": KEY, "options": {"baseUrl": f"{url}/api/v0"}}],
-         "web_search", {"queries": ["x"]}),
-        ("3b. warm connections: Exa", lambda url: [{"name": "exa", "type": "exa", "apiKey": KEY, "options": {"baseUrl": url}}],
-         "web_search", {"queries": ["x"]}),
-        ("3c. warm connections: direct", lambda url: [{"name": "direct", "type": "direct", "options": {"allowPrivateNetwork": True}}],
-         "web_fetch", None),
+        (
+            "3a. warm connections: Kagi",
+            lambda url: [
+                {
+                    "name": "kagi",
+                    "type": "kagi",
+                    "apiKey": KEY,
+                    "options": {"baseUrl": f"{url}/api/v0"},
+                }
+            ],
+            "web_search",
+            {"queries": ["x"]},
+        ),
+        (
+            "3b. warm connections: Exa",
+            lambda url: [
+                {"name": "exa", "type": "exa", "apiKey": KEY, "options": {"baseUrl": url}}
+            ],
+            "web_search",
+            {"queries": ["x"]},
+        ),
+        (
+            "3c. warm connections: direct",
+            lambda url: [
+                {"name": "direct", "type": "direct", "options": {"allowPrivateNetwork": True}}
+            ],
+            "web_fetch",
+            None,
+        ),
     ]:
         with FakeAPI(latency=0.0) as fake:
             _configure(agent, providers(fake.url))
@@ -131,8 +201,15 @@ def bench_connections(agent: Path, calls: int) -> list[dict]:
                 call_args = args or {"urls": [f"{fake.url}/page/{i}"]}
                 result = host.call(tool, call_args)
                 assert not result.is_error, result.text[:300]
-            rows.append({"target": f"{label} ({calls} calls)", "measured": fake.connections, "limit": 1, "unit": " conn",
-                         "note": ""})
+            rows.append(
+                {
+                    "target": f"{label} ({calls} calls)",
+                    "measured": fake.connections,
+                    "limit": 1,
+                    "unit": " conn",
+                    "note": "",
+                }
+            )
     return rows
 
 
@@ -164,13 +241,23 @@ def bench_startup(reps: int) -> dict:
     samples = {True: [], False: []}
     for _ in range(reps):
         for with_plugin in (False, True):
-            out = subprocess.run([sys.executable, "-c", STARTUP_CODE.format(plugin=with_plugin)],
-                                 capture_output=True, text=True, env=env, check=True).stdout
+            out = subprocess.run(
+                [sys.executable, "-c", STARTUP_CODE.format(plugin=with_plugin)],
+                capture_output=True,
+                text=True,
+                env=env,
+                check=True,
+            ).stdout
             samples[with_plugin].append(float(out))
     base, _ = _median_spread(samples[False])
     full, spread = _median_spread(samples[True])
-    return {"target": "4. start-up: import plugin + register_tools above import pluggy", "measured": (full - base) * 1000,
-            "limit": 30.0, "unit": " ms", "note": f"{full * 1000:.1f} ms ± {spread * 1000:.1f} vs {base * 1000:.1f} ms"}
+    return {
+        "target": "4. start-up: import plugin + register_tools above import pluggy",
+        "measured": (full - base) * 1000,
+        "limit": 30.0,
+        "unit": " ms",
+        "note": f"{full * 1000:.1f} ms ± {spread * 1000:.1f} vs {base * 1000:.1f} ms",
+    }
 
 
 def bench_truncation(reps: int) -> list[dict]:
@@ -192,22 +279,41 @@ def bench_truncation(reps: int) -> list[dict]:
     tracemalloc.stop()
     median, spread = _median_spread(times)
     return [
-        {"target": f"5a. truncate_head on {size / 2**20:.0f} MB", "measured": median * 1000, "limit": 1000.0, "unit": " ms",
-         "note": f"± {spread * 1000:.0f} ms"},
-        {"target": "5b. truncate_head peak extra memory", "measured": peak / size, "limit": 3.0, "unit": " copies",
-         "note": f"{peak / 2**20:.1f} MB peak"},
+        {
+            "target": f"5a. truncate_head on {size / 2**20:.0f} MB",
+            "measured": median * 1000,
+            "limit": 1000.0,
+            "unit": " ms",
+            "note": f"± {spread * 1000:.0f} ms",
+        },
+        {
+            "target": "5b. truncate_head peak extra memory",
+            "measured": peak / size,
+            "limit": 3.0,
+            "unit": " copies",
+            "note": f"{peak / 2**20:.1f} MB peak",
+        },
     ]
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run every measurement, print the table, exit 1 when a target is missed (not in --quick)."""
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--quick", action="store_true", help="few repetitions; report only, never fail")
+    parser.add_argument(
+        "--quick", action="store_true", help="few repetitions; report only, never fail"
+    )
     options = parser.parse_args(argv)
     reps = 3 if options.quick else 25
     with tempfile.TemporaryDirectory() as agent:
         os.environ["PI_CODING_AGENT_DIR"] = agent
-        for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "all_proxy"):
+        for name in (
+            "HTTP_PROXY",
+            "HTTPS_PROXY",
+            "http_proxy",
+            "https_proxy",
+            "ALL_PROXY",
+            "all_proxy",
+        ):
             os.environ.pop(name, None)
         rows = [bench_overhead(Path(agent), reps * 2)]
         rows += bench_concurrency(Path(agent), max(3, reps // 3))
@@ -220,10 +326,18 @@ def main(argv: list[str] | None = None) -> int:
     for row in rows:
         ok = row["measured"] <= row["limit"]
         missed += not ok
-        measured = f"{row['measured']:.2f}{row['unit']}" if isinstance(row["measured"], float) else f"{row['measured']}{row['unit']}"
+        measured = (
+            f"{row['measured']:.2f}{row['unit']}"
+            if isinstance(row["measured"], float)
+            else f"{row['measured']}{row['unit']}"
+        )
         limit = f"{row['limit']:g}{row['unit']}"
-        print(f"{row['target'].ljust(width)}  {measured:>12}  {'<= ' + limit:>12}  {'ok' if ok else 'MISSED':6}  {row['note']}")
-    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores{', quick mode: targets not enforced' if options.quick else ''}")
+        print(
+            f"{row['target'].ljust(width)}  {measured:>12}  {'<= ' + limit:>12}  {'ok' if ok else 'MISSED':6}  {row['note']}"
+        )
+    print(
+        f"python {sys.version.split()[0]}, {os.cpu_count()} cores{', quick mode: targets not enforced' if options.quick else ''}"
+    )
     return 0 if options.quick or not missed else 1
 
 

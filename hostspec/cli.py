@@ -9,7 +9,7 @@ import argparse
 import json
 import sys
 import threading
-from typing import Optional, Sequence
+from collections.abc import Sequence
 
 __all__ = ["main"]
 
@@ -26,7 +26,10 @@ def _print(text: str) -> None:
         stream.write(text if text.endswith("\n") else text + "\n")
         stream.flush()
     except UnicodeEncodeError:
-        stream.write(text.encode(stream.encoding or "utf-8", "replace").decode(stream.encoding or "utf-8") + "\n")
+        stream.write(
+            text.encode(stream.encoding or "utf-8", "replace").decode(stream.encoding or "utf-8")
+            + "\n"
+        )
 
 
 def _run(host, name: str, args, *, as_json: bool, expanded: bool, plain: bool) -> int:
@@ -83,7 +86,9 @@ def _cmd_config() -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="pi-web", description="Run pi web tools from the command line.")
+    parser = argparse.ArgumentParser(
+        prog="pi-web", description="Run pi web tools from the command line."
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("tools", help="list the registered tools")
     call = sub.add_parser("call", help="call one tool with JSON arguments, as a host does")
@@ -105,7 +110,9 @@ def _parser() -> argparse.ArgumentParser:
     summarize.add_argument("--engine", choices=["cecil", "agnes"])
     summarize.add_argument("--lang", dest="target_language")
     summarize.add_argument("--provider")
-    sub.add_parser("config", help="show the config file, its providers (keys redacted) and problems")
+    sub.add_parser(
+        "config", help="show the config file, its providers (keys redacted) and problems"
+    )
     sub.add_parser("mcp", help="serve every tool over MCP (stdio); needs the 'mcp' extra")
     return parser
 
@@ -115,7 +122,7 @@ def _usage_error(message: str) -> int:
     return 2
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``pi-web`` console script."""
     options = _parser().parse_args(argv)
     try:
@@ -145,7 +152,14 @@ def _dispatch(options: argparse.Namespace) -> int:
             except json.JSONDecodeError as exc:
                 return _usage_error(f"arguments are not valid JSON: {exc.msg} (column {exc.colno})")
             host.get_tool(options.tool)
-            return _run(host, options.tool, args, as_json=options.json, expanded=options.expanded, plain=False)
+            return _run(
+                host,
+                options.tool,
+                args,
+                as_json=options.json,
+                expanded=options.expanded,
+                plain=False,
+            )
         if options.command == "search":
             args = {"queries": options.queries}
             if options.limit is not None:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 
@@ -18,7 +19,7 @@ hookimpl = pluggy.HookimplMarker(PROJECT)
 
 
 @hookspec
-def register_tools(register: Callable[["Tool"], None]) -> None:
+def register_tools(register: Callable[[Tool], None]) -> None:
     """Called once when the host starts: call ``register(tool)`` for each tool you offer.
 
     :param register: adds a :class:`~pi_hostspec.Tool`; it raises ``DuplicateToolError`` when
@@ -28,7 +29,7 @@ def register_tools(register: Callable[["Tool"], None]) -> None:
 
 
 @hookspec(firstresult=True)
-def render_call(tool_name: str, args: Any, theme: "Theme") -> Optional[str]:
+def render_call(tool_name: str, args: Any, theme: Theme) -> str | None:
     """Return a one-line rendering of a call to *tool_name*, or ``None`` to let others render.
 
     :param args: the call's arguments; they may be incomplete or not even a dict while the
@@ -39,8 +40,8 @@ def render_call(tool_name: str, args: Any, theme: "Theme") -> Optional[str]:
 
 @hookspec(firstresult=True)
 def render_result(
-    tool_name: str, result: "ToolResult", options: "RenderOptions", theme: "Theme"
-) -> Optional[str]:
+    tool_name: str, result: ToolResult, options: RenderOptions, theme: Theme
+) -> str | None:
     """Return the human view of *result* (collapsed or expanded), or ``None`` to defer.
 
     :param options: ``expanded`` for the full view, ``is_partial`` while the tool still runs.

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Iterable, Optional
+from collections.abc import Iterable
+from typing import Any
 
 import pluggy
 
@@ -35,7 +36,9 @@ def get_plugin_manager(
     """
     pm = pluggy.PluginManager(hookspecs.PROJECT)
     pm.add_hookspecs(hookspecs)
-    names = set(blocked) | {n.strip() for n in os.environ.get(DISABLE_ENV, "").split(",") if n.strip()}
+    names = set(blocked) | {
+        n.strip() for n in os.environ.get(DISABLE_ENV, "").split(",") if n.strip()
+    }
     for name in names:
         pm.set_blocked(name)
     if load_entrypoints:
@@ -54,9 +57,9 @@ def _one_line(exc: BaseException) -> str:
 class Host:
     """Runs registered tools the way a pi host does, with pi's fallbacks for rendering."""
 
-    def __init__(self, pm: Optional[pluggy.PluginManager] = None):
+    def __init__(self, pm: pluggy.PluginManager | None = None):
         self.pm = pm if pm is not None else get_plugin_manager()
-        self._tools: Optional[dict[str, Tool]] = None
+        self._tools: dict[str, Tool] | None = None
 
     @property
     def tools(self) -> dict[str, Tool]:
@@ -71,7 +74,9 @@ class Host:
 
             def register(tool: Tool, _plugin: str = impl.plugin_name) -> None:
                 if not isinstance(tool, Tool):
-                    raise TypeError(f"plugin {_plugin} registered {type(tool).__name__}, not a Tool")
+                    raise TypeError(
+                        f"plugin {_plugin} registered {type(tool).__name__}, not a Tool"
+                    )
                 if tool.name in tools:
                     other = tools[tool.name].plugin_name
                     raise DuplicateToolError(
@@ -98,7 +103,7 @@ class Host:
             known = ", ".join(sorted(self.tools)) or "none"
             raise UnknownToolError(f"unknown tool {name!r} (available: {known})") from None
 
-    def call(self, name: str, args: Any, ctx: Optional[ToolContext] = None) -> ToolResult:
+    def call(self, name: str, args: Any, ctx: ToolContext | None = None) -> ToolResult:
         """Validate *args*, run the tool, and always return a result (errors included).
 
         Raises only :class:`UnknownToolError`. A :class:`ToolError` becomes an error result
@@ -113,7 +118,9 @@ class Host:
         except (SchemaError, ToolError) as exc:
             return ToolResult(content=f"Invalid arguments for {name}: {exc}", is_error=True)
         except Exception as exc:  # a broken prepare_arguments must not crash the host
-            return ToolResult(content=f"Invalid arguments for {name}: {_one_line(exc)}", is_error=True)
+            return ToolResult(
+                content=f"Invalid arguments for {name}: {_one_line(exc)}", is_error=True
+            )
         try:
             result = tool.execute(args, ctx)
         except ToolError as exc:
@@ -132,7 +139,7 @@ class Host:
             )
         return result
 
-    def render_call(self, name: str, args: Any, theme: Optional[Theme] = None) -> str:
+    def render_call(self, name: str, args: Any, theme: Theme | None = None) -> str:
         """The call line from the plugins' ``render_call``; the tool name when none answers."""
         theme = theme or PlainTheme()
         try:
@@ -145,8 +152,8 @@ class Host:
         self,
         name: str,
         result: ToolResult,
-        options: Optional[RenderOptions] = None,
-        theme: Optional[Theme] = None,
+        options: RenderOptions | None = None,
+        theme: Theme | None = None,
     ) -> str:
         """The result view from ``render_result``; the raw text when none answers or one fails."""
         theme = theme or PlainTheme()

@@ -15,7 +15,8 @@ from __future__ import annotations
 import inspect
 import sys
 import threading
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import llm
 
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
 __all__ = ["PiToolError", "get_host", "llm_tool", "register_tools"]
 
 _lock = threading.Lock()
-_host: Optional["Host"] = None
+_host: Host | None = None
 _warned = False
 
 _JSON_TYPES = {
@@ -43,7 +44,7 @@ class PiToolError(Exception):
     """A tool returned an error result; ``llm`` shows ``Error: <message>`` to the model."""
 
 
-def get_host() -> "Host":
+def get_host() -> Host:
     """The process-wide host, built on first use with the ``pi.plugins`` entry points."""
     global _host
     with _lock:
@@ -56,7 +57,7 @@ def get_host() -> "Host":
         return _host
 
 
-def _signature(parameters: dict) -> Optional[inspect.Signature]:
+def _signature(parameters: dict) -> inspect.Signature | None:
     """A display-only signature from the JSON Schema, for ``llm tools list``."""
     try:
         properties = parameters.get("properties") or {}
@@ -76,7 +77,7 @@ def _signature(parameters: dict) -> Optional[inspect.Signature]:
         return None
 
 
-def _implementation(host: "Host", name: str, parameters: dict) -> Callable[..., str]:
+def _implementation(host: Host, name: str, parameters: dict) -> Callable[..., str]:
     def implementation(**kwargs: Any) -> str:
         result = host.call(name, kwargs)
         if result.is_error:
@@ -91,7 +92,7 @@ def _implementation(host: "Host", name: str, parameters: dict) -> Callable[..., 
     return implementation
 
 
-def llm_tool(host: "Host", tool: "Tool") -> llm.Tool:
+def llm_tool(host: Host, tool: Tool) -> llm.Tool:
     """The ``llm.Tool`` running *tool* through *host*."""
     return llm.Tool(
         name=tool.name,

@@ -37,13 +37,13 @@ def _version() -> str:
         return "0"
 
 
-def _is_ours(host: "Host", tool: "Tool") -> bool:
+def _is_ours(host: Host, tool: Tool) -> bool:
     """True when *tool* comes from our own web tools plugin (read-only, web-facing)."""
     plugin = host.pm.get_plugin(tool.plugin_name) if tool.plugin_name else None
     return getattr(plugin, "__name__", None) == OWN_PLUGIN_MODULE
 
 
-def _mcp_tool(host: "Host", tool: "Tool") -> Any:
+def _mcp_tool(host: Host, tool: Tool) -> Any:
     from mcp import types
 
     if _is_ours(host, tool):
@@ -70,7 +70,7 @@ def _text_content(text: str) -> Any:
     return types.TextContent(type="text", text=text)
 
 
-def build_server(host: "Host") -> Any:
+def build_server(host: Host) -> Any:
     """The low-level MCP server listing *host*'s tools and running calls through it."""
     import anyio
     import anyio.to_thread

@@ -21,8 +21,10 @@ _TYPES = {
     "object": lambda v: isinstance(v, dict),
     "array": lambda v: isinstance(v, list),
     "string": lambda v: isinstance(v, str),
-    "integer": lambda v: (isinstance(v, int) and not isinstance(v, bool))
-    or (isinstance(v, float) and v.is_integer()),
+    "integer": lambda v: (
+        (isinstance(v, int) and not isinstance(v, bool))
+        or (isinstance(v, float) and v.is_integer())
+    ),
     "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
     "boolean": lambda v: isinstance(v, bool),
     "null": lambda v: v is None,
@@ -61,7 +63,9 @@ def validate(value: Any, schema: dict, path: str = "") -> None:
             except SchemaError as exc:
                 problems.append(str(exc))
         else:
-            raise SchemaError(problems[0] if len(problems) == 1 else f"{where}: " + " or ".join(problems))
+            raise SchemaError(
+                problems[0] if len(problems) == 1 else f"{where}: " + " or ".join(problems)
+            )
     expected = schema.get("type")
     if expected is not None:
         names = expected if isinstance(expected, list) else [expected]
@@ -86,9 +90,13 @@ def validate(value: Any, schema: dict, path: str = "") -> None:
             raise SchemaError(f"{where}: must be at most {schema['maximum']}, got {value}")
     if isinstance(value, list):
         if len(value) < schema.get("minItems", 0):
-            raise SchemaError(f"{where}: needs at least {schema['minItems']} item(s), got {len(value)}")
+            raise SchemaError(
+                f"{where}: needs at least {schema['minItems']} item(s), got {len(value)}"
+            )
         if "maxItems" in schema and len(value) > schema["maxItems"]:
-            raise SchemaError(f"{where}: allows at most {schema['maxItems']} items, got {len(value)}")
+            raise SchemaError(
+                f"{where}: allows at most {schema['maxItems']} items, got {len(value)}"
+            )
         items = schema.get("items")
         if isinstance(items, dict):
             for index, item in enumerate(value):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from typing import IO, Optional, Protocol
+from typing import IO, Protocol
 
 __all__ = ["AnsiTheme", "PlainTheme", "Theme", "default_theme"]
 
@@ -61,7 +61,7 @@ class AnsiTheme:
         return f"\x1b[1m{text}\x1b[0m" if text else text
 
 
-def default_theme(stream: Optional[IO] = None) -> Theme:
+def default_theme(stream: IO | None = None) -> Theme:
     """ANSI for a terminal, plain when NO_COLOR is set (any value) or output is not a TTY."""
     if os.environ.get("NO_COLOR", "") != "":
         return PlainTheme()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from typing import Optional
 
 from attrs import frozen
 
@@ -26,7 +25,7 @@ class TruncationResult:
 
     content: str
     truncated: bool
-    truncated_by: Optional[str]  # "lines", "bytes" or None
+    truncated_by: str | None  # "lines", "bytes" or None
     total_lines: int
     total_bytes: int
     output_lines: int
@@ -85,7 +84,7 @@ def truncate_head(
     total_lines = text.count("\n") + 1
     total_bytes = _utf8_len(text)
 
-    def result(content: str, truncated_by: Optional[str], lines: int, first_exceeds=False):
+    def result(content: str, truncated_by: str | None, lines: int, first_exceeds=False):
         return TruncationResult(
             content=content,
             truncated=truncated_by is not None,
@@ -134,8 +133,8 @@ class TruncatedOutput:
 
     text: str
     truncation: TruncationResult
-    full_output_path: Optional[str]
-    save_error: Optional[str] = None
+    full_output_path: str | None
+    save_error: str | None = None
 
     def details(self) -> dict:
         """Truncation facts for a result's ``details`` (empty when nothing was cut)."""
@@ -201,8 +200,8 @@ def truncate_output(
     if not truncation.truncated:
         return TruncatedOutput(text=text, truncation=truncation, full_output_path=None)
 
-    path: Optional[str] = None
-    save_error: Optional[str] = None
+    path: str | None = None
+    save_error: str | None = None
     try:
         path = _write_private(text, prefix)
     except OSError as exc:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any
 
 import attrs
 from attrs import field, frozen
@@ -37,7 +38,9 @@ def _to_parts(value: Any) -> tuple[TextPart, ...]:
         elif isinstance(item, str):
             parts.append(TextPart(text=item))
         elif isinstance(item, dict):
-            parts.append(TextPart(text=str(item.get("text", "")), type=str(item.get("type", "text"))))
+            parts.append(
+                TextPart(text=str(item.get("text", "")), type=str(item.get("type", "text")))
+            )
         else:
             raise TypeError(f"content items must be text parts, not {type(item).__name__}")
     return tuple(parts)
@@ -70,7 +73,7 @@ class ToolContext:
     """Per-call context: a cancellation event and a callback for partial results."""
 
     cancel: threading.Event = field(factory=threading.Event)
-    on_update: Optional[Callable[[ToolResult], None]] = None
+    on_update: Callable[[ToolResult], None] | None = None
 
     @property
     def cancelled(self) -> bool:
@@ -97,8 +100,8 @@ class Tool:
     description: str
     parameters: dict
     execute: Callable[[dict, ToolContext], ToolResult] = field(repr=False)
-    prepare_arguments: Optional[Callable[[Any], Any]] = field(default=None, repr=False)
-    plugin_name: Optional[str] = None
+    prepare_arguments: Callable[[Any], Any] | None = field(default=None, repr=False)
+    plugin_name: str | None = None
 
 
 @frozen(kw_only=True)
@@ -112,7 +115,7 @@ class RenderOptions:
 class ToolError(Exception):
     """Raised by a tool to fail; the host turns it into an error result with this message."""
 
-    def __init__(self, message: str, details: Optional[dict] = None):
+    def __init__(self, message: str, details: dict | None = None):
         super().__init__(message)
         self.message = message
         self.details = dict(details or {})

@@ -16,7 +16,7 @@ import os
 import stat
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import cattrs
@@ -55,9 +55,9 @@ class ProviderConfig:
 
     name: str
     type: str
-    api_key: Optional[str] = field(default=None, repr=False)
+    api_key: str | None = field(default=None, repr=False)
     options: Any = None
-    key_from_env: Optional[str] = None
+    key_from_env: str | None = None
 
     def redacted_key(self) -> str:
         """The key as ``pi-web config`` may show it: at most its last 4 characters."""
@@ -74,11 +74,11 @@ class Config:
     path: Path
     source: str  # "file", "env" (no file, KAGI_API_KEY set) or "none"
     providers: tuple[ProviderConfig, ...] = ()
-    default_provider: Optional[str] = None
+    default_provider: str | None = None
     warnings: tuple[str, ...] = ()
     key_problems: tuple[str, ...] = ()
 
-    def get(self, name: str) -> Optional[ProviderConfig]:
+    def get(self, name: str) -> ProviderConfig | None:
         """The provider called *name*, or ``None``."""
         return next((p for p in self.providers if p.name == name), None)
 
@@ -117,8 +117,10 @@ _KIND_CHECKS = {
     "string": (lambda v: isinstance(v, str), "a string"),
     "number": (lambda v: isinstance(v, (int, float)) and not isinstance(v, bool), "a number"),
     "integer": (
-        lambda v: (isinstance(v, int) and not isinstance(v, bool))
-        or (isinstance(v, float) and v.is_integer()),
+        lambda v: (
+            (isinstance(v, int) and not isinstance(v, bool))
+            or (isinstance(v, float) and v.is_integer())
+        ),
         "an integer",
     ),
     "boolean": (lambda v: isinstance(v, bool), "true or false"),
@@ -186,14 +188,16 @@ def _structure_options(
     return _converter.structure(values, options_class), errors, warnings
 
 
-def parse_config(text: str, path: Path, types: dict[str, "ProviderType"]) -> Config:
+def parse_config(text: str, path: Path, types: dict[str, ProviderType]) -> Config:
     """Validate the file's text against the known provider *types*; raise :class:`ConfigError`."""
     if not text.strip():
         raise _problem(path, "the file is empty.")
     try:
         raw = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise _problem(path, f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}.") from None
+        raise _problem(
+            path, f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}."
+        ) from None
     except RecursionError:
         raise _problem(path, "not valid JSON: nested too deeply.") from None
     if not isinstance(raw, dict):
@@ -217,11 +221,13 @@ def parse_config(text: str, path: Path, types: dict[str, "ProviderType"]) -> Con
     for index, entry in enumerate(providers_raw):
         where = f"providers[{index}]"
         if not isinstance(entry, dict):
-            errors.append(f"{where}: must be an object with name, type and apiKey, got {_describe(entry)}")
+            errors.append(
+                f"{where}: must be an object with name, type and apiKey, got {_describe(entry)}"
+            )
             continue
         name = entry.get("name")
         if not isinstance(name, str) or not name.strip():
-            errors.append(f'{where}.name: required, a non-empty string (got {_describe(name)})')
+            errors.append(f"{where}.name: required, a non-empty string (got {_describe(name)})")
             continue
         where = f"{where} ({name})"
         if name in seen:
@@ -243,7 +249,9 @@ def parse_config(text: str, path: Path, types: dict[str, "ProviderType"]) -> Con
         api_key = entry.get("apiKey")
         key_from_env = None
         if api_key is not None and (not isinstance(api_key, str) or not api_key.strip()):
-            errors.append(f"{where}.apiKey: must be a non-empty string, got {_describe(api_key) if not isinstance(api_key, str) else 'an empty string'}")
+            errors.append(
+                f"{where}.apiKey: must be a non-empty string, got {_describe(api_key) if not isinstance(api_key, str) else 'an empty string'}"
+            )
             continue
         if api_key is None and provider_type.needs_api_key:
             env_name = provider_type.api_key_env
@@ -252,7 +260,9 @@ def parse_config(text: str, path: Path, types: dict[str, "ProviderType"]) -> Con
                 key_from_env = env_name
             else:
                 fallback = f" (or set {env_name})" if env_name else ""
-                key_problems.append(f'{where}.apiKey: missing; add "apiKey": "..." to this entry{fallback}')
+                key_problems.append(
+                    f'{where}.apiKey: missing; add "apiKey": "..." to this entry{fallback}'
+                )
         options, option_errors, option_warnings = _structure_options(
             f"{where}.options", entry.get("options"), provider_type.options_class
         )
@@ -269,7 +279,9 @@ def parse_config(text: str, path: Path, types: dict[str, "ProviderType"]) -> Con
     default = raw.get("defaultProvider")
     if default is not None:
         if not isinstance(default, str):
-            errors.append(f'defaultProvider: expected a provider name (string), got {_describe(default)}')
+            errors.append(
+                f"defaultProvider: expected a provider name (string), got {_describe(default)}"
+            )
         elif default not in seen:
             names = ", ".join(seen) or "none"
             errors.append(f"defaultProvider: {default!r} is not one of the providers ({names})")
@@ -286,7 +298,7 @@ def parse_config(text: str, path: Path, types: dict[str, "ProviderType"]) -> Con
     )
 
 
-def _read_text(path: Path) -> Optional[str]:
+def _read_text(path: Path) -> str | None:
     """The file's text, ``None`` when it does not exist; a clean error for anything odd."""
     try:
         info = path.stat()
@@ -304,7 +316,9 @@ def _read_text(path: Path) -> Optional[str]:
     with os.fdopen(fd, "rb") as handle:
         info = os.fstat(handle.fileno())
         if not stat.S_ISREG(info.st_mode):
-            raise _problem(path, "it is not a regular file (a device, FIFO or socket cannot be a config).")
+            raise _problem(
+                path, "it is not a regular file (a device, FIFO or socket cannot be a config)."
+            )
         if info.st_size > MAX_CONFIG_BYTES:
             raise _problem(path, f"it is {info.st_size} bytes; a config file may be at most 1 MiB.")
         try:
@@ -321,7 +335,7 @@ def _read_text(path: Path) -> Optional[str]:
         raise _problem(path, "it is not UTF-8 text.") from None
 
 
-def permission_warning(path: Path) -> Optional[str]:
+def permission_warning(path: Path) -> str | None:
     """A warning when a config file that holds keys is readable by group or others."""
     try:
         mode = path.stat().st_mode
@@ -379,7 +393,7 @@ def redact_secrets(text: str, *, load: bool = False) -> str:
     return text
 
 
-def load_config(path: Optional[Path] = None, types: Optional[dict] = None) -> Config:
+def load_config(path: Path | None = None, types: dict | None = None) -> Config:
     """Read and validate the config now (cached until the file or KAGI_API_KEY changes).
 
     With no file, a set ``KAGI_API_KEY`` means one implicit Kagi provider (``source="env"``);
@@ -392,7 +406,14 @@ def load_config(path: Optional[Path] = None, types: Optional[dict] = None) -> Co
     env_key = os.environ.get(KAGI_ENV, "").strip()
     try:
         info = path.stat()
-        stamp: tuple = (info.st_mtime_ns, info.st_size, info.st_ino, info.st_mode, env_key, id(types))
+        stamp: tuple = (
+            info.st_mtime_ns,
+            info.st_size,
+            info.st_ino,
+            info.st_mode,
+            env_key,
+            id(types),
+        )
     except OSError:
         stamp = (None, env_key, id(types))
     with _cache_lock:
@@ -405,15 +426,26 @@ def load_config(path: Optional[Path] = None, types: Optional[dict] = None) -> Co
             config = Config(
                 path=path,
                 source="env",
-                providers=(ProviderConfig(name="kagi", type="kagi", api_key=env_key,
-                                          options=types["kagi"].options_class(), key_from_env=KAGI_ENV),),
+                providers=(
+                    ProviderConfig(
+                        name="kagi",
+                        type="kagi",
+                        api_key=env_key,
+                        options=types["kagi"].options_class(),
+                        key_from_env=KAGI_ENV,
+                    ),
+                ),
                 default_provider="kagi",
             )
         else:
             config = Config(path=path, source="none")
     else:
         config = parse_config(text, path, types)
-        warning = permission_warning(path) if any(p.api_key and not p.key_from_env for p in config.providers) else None
+        warning = (
+            permission_warning(path)
+            if any(p.api_key and not p.key_from_env for p in config.providers)
+            else None
+        )
         if warning:
             config = attrs.evolve(config, warnings=config.warnings + (warning,))
     _remember_secrets(config)

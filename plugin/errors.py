@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Optional
-
 __all__ = ["ConfigError", "InputError", "ProviderError", "WebToolsError"]
 
 
@@ -27,8 +25,8 @@ class ProviderError(WebToolsError):
         message: str,
         *,
         provider: str = "",
-        status: Optional[int] = None,
-        code: Optional[str] = None,
+        status: int | None = None,
+        code: str | None = None,
         retryable: bool = False,
     ):
         super().__init__(message)

@@ -7,7 +7,7 @@ redacted before a tool truncates it, so the full-output temp file holds no key e
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from collections.abc import Sequence
 
 from pi_hostspec import strip_control
 
@@ -17,11 +17,11 @@ from .providers.base import FetchedPage, SearchHit, SearchResponse
 __all__ = ["format_fetch", "format_hit", "format_search", "page_heading"]
 
 
-def _one_line(text: Optional[str]) -> str:
+def _one_line(text: str | None) -> str:
     return " ".join(strip_control(text or "").split())
 
 
-def _date(value: Optional[str]) -> str:
+def _date(value: str | None) -> str:
     return value[:10] if value and len(value) >= 10 and value[4] == "-" else (value or "")
 
 
@@ -55,7 +55,7 @@ def format_search(
     related_lines: list[str] = []
     number = 0
     several = len(queries) > 1
-    for query, outcome in zip(queries, outcomes):
+    for query, outcome in zip(queries, outcomes, strict=True):
         items: list[str] = []
         if isinstance(outcome, BaseException):
             items.append(f"Error: {_one_line(str(outcome))}")
@@ -106,11 +106,15 @@ def _section(index: int, total: int, page: FetchedPage) -> str:
         body.append("Highlights:\n" + "\n".join(f"- {_one_line(h)}" for h in page.highlights))
     if page.text is not None:
         text = strip_control(page.text).strip()
-        body.append(("Text:\n" if (page.summary or page.highlights) else "") + (text or "(no text content)"))
+        body.append(
+            ("Text:\n" if (page.summary or page.highlights) else "") + (text or "(no text content)")
+        )
     return "\n".join(lines) + ("\n\n" + "\n\n".join(body) if body else "")
 
 
 def format_fetch(pages: Sequence[FetchedPage]) -> str:
     """One clearly separated section per URL, in request order; failures as one-line errors."""
     total = len(pages)
-    return redact_secrets("\n\n---\n\n".join(_section(i, total, page) for i, page in enumerate(pages, 1)))
+    return redact_secrets(
+        "\n\n---\n\n".join(_section(i, total, page) for i, page in enumerate(pages, 1))
+    )

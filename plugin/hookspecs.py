@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import pluggy
 
@@ -17,7 +18,7 @@ hookimpl = pluggy.HookimplMarker(PROJECT)
 
 
 @hookspec
-def register_provider_types(register: Callable[["ProviderType"], None]) -> None:
+def register_provider_types(register: Callable[[ProviderType], None]) -> None:
     """Called the first time a tool needs a provider: call ``register(provider_type)``.
 
     A :class:`~pi_web_tools.registry.ProviderType` names the ``type`` used in

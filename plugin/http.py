@@ -16,11 +16,11 @@ import random
 import re
 import threading
 import time
-from typing import Any, Callable, Iterable, Optional
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import requests
 import urllib3
-
 from pi_hostspec.truncate import format_size
 
 from . import __version__
@@ -42,7 +42,7 @@ MAX_SOCKET_TIMEOUT = 24 * 3600.0
 _CHUNK = 64 * 1024
 
 
-def redact(text: str, secrets: Iterable[Optional[str]]) -> str:
+def redact(text: str, secrets: Iterable[str | None]) -> str:
     """Replace every secret (4 characters or longer) in *text* with ``***``."""
     for secret in secrets:
         if secret and len(secret) >= 4 and secret in text:
@@ -112,7 +112,12 @@ def network_error_message(exc: BaseException) -> str:
     text = str(exc)
     if "Connection refused" in text or "ConnectionRefused" in text:
         return "connection refused"
-    if "Name or service not known" in text or "NameResolutionError" in text or "nodename nor servname" in text or "Temporary failure in name resolution" in text:
+    if (
+        "Name or service not known" in text
+        or "NameResolutionError" in text
+        or "nodename nor servname" in text
+        or "Temporary failure in name resolution" in text
+    ):
         return "could not resolve the host name"
     if "reset by peer" in text or "ConnectionResetError" in text or "RemoteDisconnected" in text:
         return "the connection was reset"
@@ -126,7 +131,7 @@ def read_body(
     *,
     max_bytes: int,
     deadline: float,
-    cancel: Optional[threading.Event] = None,
+    cancel: threading.Event | None = None,
 ) -> tuple[bytes, bool]:
     """Read a streamed body up to *max_bytes*; return (bytes, exceeded_cap).
 
@@ -144,7 +149,11 @@ def read_body(
             raise TimeoutError("the response took longer than the timeout")
         # read1 returns after one socket read, so a trickling body meets the deadline check.
         try:
-            chunk = read1(_CHUNK, decode_content=True) if read1 else raw.read(_CHUNK, decode_content=True)
+            chunk = (
+                read1(_CHUNK, decode_content=True)
+                if read1
+                else raw.read(_CHUNK, decode_content=True)
+            )
         except urllib3.exceptions.HTTPError as exc:
             raise _as_requests_error(exc) from None
         if not chunk:
@@ -167,7 +176,12 @@ _CANCEL_POLL = 0.05
 
 
 def send(
-    session: requests.Session, method: str, url: str, *, cancel: Optional[threading.Event] = None, **kwargs: Any
+    session: requests.Session,
+    method: str,
+    url: str,
+    *,
+    cancel: threading.Event | None = None,
+    **kwargs: Any,
 ) -> requests.Response:
     """``session.request(method, url, **kwargs)`` that a set *cancel* interrupts at once.
 
@@ -221,7 +235,7 @@ def _as_requests_error(exc: Exception) -> requests.exceptions.RequestException:
     return requests.exceptions.ChunkedEncodingError(str(exc))
 
 
-def _retry_after(value: Optional[str]) -> Optional[float]:
+def _retry_after(value: str | None) -> float | None:
     if not value:
         return None
     value = value.strip()
@@ -242,7 +256,9 @@ class _Session(requests.Session):
 
     secret_headers: tuple[str, ...] = ()
 
-    def rebuild_auth(self, prepared_request: requests.PreparedRequest, response: requests.Response) -> None:
+    def rebuild_auth(
+        self, prepared_request: requests.PreparedRequest, response: requests.Response
+    ) -> None:
         super().rebuild_auth(prepared_request, response)
         if self.should_strip_auth(response.request.url, prepared_request.url):
             for name in self.secret_headers:
@@ -261,10 +277,10 @@ class HttpClient:
         *,
         provider: str,
         base_url: str,
-        headers: Optional[dict] = None,
-        secrets: Iterable[Optional[str]] = (),
+        headers: dict | None = None,
+        secrets: Iterable[str | None] = (),
         timeout: float = DEFAULT_TIMEOUT,
-        error_text: Optional[Callable[[Any], Optional[str]]] = None,
+        error_text: Callable[[Any], str | None] | None = None,
         max_body_bytes: int = MAX_API_BODY,
         retries: int = MAX_RETRIES,
         sleep_base: float = BACKOFF_BASE,
@@ -278,7 +294,7 @@ class HttpClient:
         self.retries = retries
         self.sleep_base = sleep_base
         self._headers = dict(headers or {})
-        self._session: Optional[requests.Session] = None
+        self._session: requests.Session | None = None
         self._session_lock = threading.Lock()
 
     @property
@@ -288,10 +304,13 @@ class HttpClient:
             if self._session is None:
                 session = _Session()
                 session.secret_headers = tuple(
-                    name for name, value in self._headers.items()
+                    name
+                    for name, value in self._headers.items()
                     if any(secret in str(value) for secret in self.secrets)
                 )
-                adapter = requests.adapters.HTTPAdapter(pool_connections=4, pool_maxsize=16, max_retries=0)
+                adapter = requests.adapters.HTTPAdapter(
+                    pool_connections=4, pool_maxsize=16, max_retries=0
+                )
                 session.mount("https://", adapter)
                 session.mount("http://", adapter)
                 session.max_redirects = 5
@@ -306,21 +325,25 @@ class HttpClient:
         from pi_hostspec.sanitize import strip_control
 
         message = redact_secrets(redact(f"{self.provider}: {message}", self.secrets))
-        return ProviderError(" ".join(strip_control(message).split()), provider=self.provider, **facts)
+        return ProviderError(
+            " ".join(strip_control(message).split()), provider=self.provider, **facts
+        )
 
     def request_json(
         self,
         method: str,
         path: str,
         *,
-        params: Optional[dict] = None,
+        params: dict | None = None,
         json_body: Any = None,
         ctx: Any = None,
-        timeout: Optional[float] = None,
+        timeout: float | None = None,
     ) -> tuple[Any, requests.Response]:
         """Send a request and return (parsed JSON, response); raise :class:`ProviderError`."""
         try:
-            return self._request_json(method, path, params=params, json_body=json_body, ctx=ctx, timeout=timeout)
+            return self._request_json(
+                method, path, params=params, json_body=json_body, ctx=ctx, timeout=timeout
+            )
         except InterruptedError:
             raise self.error("cancelled") from None
 
@@ -329,10 +352,10 @@ class HttpClient:
         method: str,
         path: str,
         *,
-        params: Optional[dict],
+        params: dict | None,
         json_body: Any,
         ctx: Any,
-        timeout: Optional[float],
+        timeout: float | None,
     ) -> tuple[Any, requests.Response]:
         url = path if path.startswith(("http://", "https://")) else f"{self.base_url}{path}"
         budget = timeout if timeout is not None else self.timeout
@@ -363,11 +386,24 @@ class HttpClient:
                 finally:
                     response.close()
             except TimeoutError:
-                raise self.error(f"timed out after {budget:g} s while reading the response") from None
+                raise self.error(
+                    f"timed out after {budget:g} s while reading the response"
+                ) from None
             except requests.exceptions.RequestException as exc:
                 reason = network_error_message(exc)
-                retryable = not isinstance(exc, (requests.exceptions.ReadTimeout, requests.exceptions.TooManyRedirects, requests.exceptions.SSLError))
-                if retryable and attempt < self.retries and self._wait(attempt, None, deadline, cancel):
+                retryable = not isinstance(
+                    exc,
+                    (
+                        requests.exceptions.ReadTimeout,
+                        requests.exceptions.TooManyRedirects,
+                        requests.exceptions.SSLError,
+                    ),
+                )
+                if (
+                    retryable
+                    and attempt < self.retries
+                    and self._wait(attempt, None, deadline, cancel)
+                ):
                     attempt += 1
                     continue
                 if isinstance(exc, requests.exceptions.ReadTimeout):
@@ -380,8 +416,10 @@ class HttpClient:
                 )
             status = response.status_code
             if status >= 400:
-                if status in RETRY_STATUSES and attempt < self.retries and self._wait(
-                    attempt, response.headers.get("Retry-After"), deadline, cancel
+                if (
+                    status in RETRY_STATUSES
+                    and attempt < self.retries
+                    and self._wait(attempt, response.headers.get("Retry-After"), deadline, cancel)
                 ):
                     attempt += 1
                     continue
@@ -400,7 +438,7 @@ class HttpClient:
             return data, response
 
     def _wait(
-        self, attempt: int, retry_after: Optional[str], deadline: float, cancel: Optional[threading.Event]
+        self, attempt: int, retry_after: str | None, deadline: float, cancel: threading.Event | None
     ) -> bool:
         """Sleep before retry *attempt*; False when the wait would not fit the deadline."""
         delay = self.sleep_base * (2**attempt) + random.uniform(0, self.sleep_base / 2)
@@ -442,5 +480,9 @@ class HttpClient:
             message += f": {api_message}"
         if status == 429:
             hinted = response.headers.get("Retry-After")
-            message += f" (rate limited; retry after {hinted} s)" if hinted else " (rate limited; try again shortly)"
+            message += (
+                f" (rate limited; retry after {hinted} s)"
+                if hinted
+                else " (rate limited; try again shortly)"
+            )
         return self.error(message, status=status, code=code, retryable=status in RETRY_STATUSES)

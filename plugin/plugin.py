@@ -6,7 +6,8 @@ specs are plain data, and config, providers and HTTP load on the first call.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from pi_hostspec.hookspecs import hookimpl
 from pi_hostspec.types import RenderOptions, Tool, ToolContext, ToolResult

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any
 
 import pluggy
 from attrs import field, frozen
@@ -34,8 +35,8 @@ class ProviderType:
     factory: Callable[[ProviderConfig], Any] = field(repr=False)
     options_class: type = CommonOptions
     needs_api_key: bool = True
-    api_key_env: Optional[str] = None
-    plugin_name: Optional[str] = None
+    api_key_env: str | None = None
+    plugin_name: str | None = None
 
     def __attrs_post_init__(self) -> None:
         unknown = set(self.capabilities) - set(CAPABILITIES)
@@ -67,10 +68,14 @@ def collect_provider_types(pm: pluggy.PluginManager) -> dict[str, ProviderType]:
 
         def register(provider_type: ProviderType, _plugin: str = impl.plugin_name) -> None:
             if not isinstance(provider_type, ProviderType):
-                raise TypeError(f"{_plugin} registered {type(provider_type).__name__}, not a ProviderType")
+                raise TypeError(
+                    f"{_plugin} registered {type(provider_type).__name__}, not a ProviderType"
+                )
             if provider_type.name in types:
                 other = types[provider_type.name].plugin_name
-                raise ValueError(f"provider type {provider_type.name!r} is registered by {other} and {_plugin}")
+                raise ValueError(
+                    f"provider type {provider_type.name!r} is registered by {other} and {_plugin}"
+                )
             from attrs import evolve
 
             types[provider_type.name] = evolve(provider_type, plugin_name=_plugin)
@@ -80,7 +85,7 @@ def collect_provider_types(pm: pluggy.PluginManager) -> dict[str, ProviderType]:
 
 
 _types_lock = threading.Lock()
-_types: Optional[dict[str, ProviderType]] = None
+_types: dict[str, ProviderType] | None = None
 
 
 def provider_types() -> dict[str, ProviderType]:
@@ -92,7 +97,7 @@ def provider_types() -> dict[str, ProviderType]:
         return _types
 
 
-def set_provider_types(types: Optional[dict[str, ProviderType]]) -> None:
+def set_provider_types(types: dict[str, ProviderType] | None) -> None:
     """Replace the loaded provider types (tests, embedding hosts); ``None`` reloads lazily."""
     global _types
     with _types_lock:
@@ -104,7 +109,7 @@ _instances_lock = threading.Lock()
 _instances: dict[tuple, Any] = {}
 
 
-def get_provider(config: ProviderConfig, types: Optional[dict[str, ProviderType]] = None) -> Any:
+def get_provider(config: ProviderConfig, types: dict[str, ProviderType] | None = None) -> Any:
     """The provider object for *config*, reused while its entry is unchanged (warm sessions)."""
     types = types if types is not None else provider_types()
     key = (config.name, config.type, config.api_key, config.options)
@@ -125,7 +130,7 @@ def _kagi_missing_key(capability: str, config: Config) -> ConfigError:
 
 
 def resolve_provider(
-    capability: str, requested: Optional[str] = None, *, config: Optional[Config] = None
+    capability: str, requested: str | None = None, *, config: Config | None = None
 ) -> tuple[Any, ProviderConfig, Config]:
     """Pick the provider for *capability*: the requested one, the default, the first able one.
 
@@ -166,13 +171,14 @@ def resolve_provider(
             if not env_key:
                 raise _kagi_missing_key(capability, config)
             chosen = ProviderConfig(
-                name="kagi", type="kagi", api_key=env_key,
-                options=types["kagi"].options_class(), key_from_env=KAGI_ENV,
+                name="kagi",
+                type="kagi",
+                api_key=env_key,
+                options=types["kagi"].options_class(),
+                key_from_env=KAGI_ENV,
             )
         else:
-            raise ConfigError(
-                f"No configured provider can {capability}. Add one to {config.path}."
-            )
+            raise ConfigError(f"No configured provider can {capability}. Add one to {config.path}.")
 
     if chosen.api_key is None and types[chosen.type].needs_api_key:
         if chosen.type == "kagi":

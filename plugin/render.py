@@ -7,7 +7,7 @@ Web text is cleaned of ANSI and control characters before it reaches a terminal.
 from __future__ import annotations
 
 import reprlib
-from typing import Any, Optional
+from typing import Any
 
 from pi_hostspec import RenderOptions, Theme, ToolResult, clip, strip_control
 
@@ -44,19 +44,19 @@ def _clean(text: Any, width: int) -> str:
     return clip(strip_control(_text(text)), width)
 
 
-def _redacted(text: Optional[str]) -> Optional[str]:
+def _redacted(text: str | None) -> str | None:
     """The view with every configured API key replaced (a URL may carry one in its query)."""
     from .config import redact_secrets
 
     return redact_secrets(text, load=True) if text else text
 
 
-def render_call(tool_name: str, args: Any, theme: Theme) -> Optional[str]:
+def render_call(tool_name: str, args: Any, theme: Theme) -> str | None:
     """One line: the tool name and what it was asked (queries, URL(s), summary options)."""
     return _redacted(_render_call(tool_name, args, theme))
 
 
-def _render_call(tool_name: str, args: Any, theme: Theme) -> Optional[str]:
+def _render_call(tool_name: str, args: Any, theme: Theme) -> str | None:
     args = args if isinstance(args, dict) else {}
     if tool_name == "web_search":
         queries = _strings(args.get("queries")) or _strings(args.get("query"))
@@ -106,28 +106,40 @@ def _error_view(result: ToolResult, options: RenderOptions, theme: Theme) -> str
     if options.expanded:
         return theme.fg("error", "Error: " + "\n".join(lines))
     more = f" (+{len(lines) - 1} more lines)" if len(lines) > 1 else ""
-    return theme.fg("error", "Error: " + clip(lines[0], EXPANDED_LINE_WIDTH)) + theme.fg("muted", more)
+    return theme.fg("error", "Error: " + clip(lines[0], EXPANDED_LINE_WIDTH)) + theme.fg(
+        "muted", more
+    )
 
 
 def _body(result: ToolResult) -> str:
-    return "\n".join(clip(line, EXPANDED_LINE_WIDTH) if len(line) > EXPANDED_LINE_WIDTH else line
-                     for line in strip_control(result.text).splitlines())
+    return "\n".join(
+        clip(line, EXPANDED_LINE_WIDTH) if len(line) > EXPANDED_LINE_WIDTH else line
+        for line in strip_control(result.text).splitlines()
+    )
 
 
 def _plural(count: int, word: str) -> str:
     return f"{count} {word}{'' if count == 1 else 's'}"
 
 
-def render_result(tool_name: str, result: ToolResult, options: RenderOptions, theme: Theme) -> Optional[str]:
+def render_result(
+    tool_name: str, result: ToolResult, options: RenderOptions, theme: Theme
+) -> str | None:
     """Collapsed: a one-line count; expanded: that line and the results; errors as errors."""
     return _redacted(_render_result(tool_name, result, options, theme))
 
 
-def _render_result(tool_name: str, result: ToolResult, options: RenderOptions, theme: Theme) -> Optional[str]:
+def _render_result(
+    tool_name: str, result: ToolResult, options: RenderOptions, theme: Theme
+) -> str | None:
     if tool_name not in ("web_search", "web_fetch", "summarize"):
         return None
     if options.is_partial:
-        word = {"web_search": "Searching...", "web_fetch": "Fetching...", "summarize": "Summarizing..."}[tool_name]
+        word = {
+            "web_search": "Searching...",
+            "web_fetch": "Fetching...",
+            "summarize": "Summarizing...",
+        }[tool_name]
         return theme.fg("warning", word)
     if result.is_error:
         return _error_view(result, options, theme)
@@ -136,14 +148,20 @@ def _render_result(tool_name: str, result: ToolResult, options: RenderOptions, t
     if tool_name == "web_search":
         total = details.get("totalResults")
         if not isinstance(total, int):
-            total = sum(1 for line in result.text.splitlines() if line[:1].isdigit() and ". " in line[:6])
+            total = sum(
+                1 for line in result.text.splitlines() if line[:1].isdigit() and ". " in line[:6]
+            )
         line = theme.fg("success", _plural(total, "result"))
         queries = details.get("queries")
         if isinstance(queries, list) and len(queries) > 1:
             line += theme.fg("muted", f" for {len(queries)} queries")
-        failed = [q for q in details.get("perQuery") or [] if isinstance(q, dict) and q.get("error")]
+        failed = [
+            q for q in details.get("perQuery") or [] if isinstance(q, dict) and q.get("error")
+        ]
         if failed:
-            line += theme.fg("error", f" ({_plural(len(failed), 'query')} failed)".replace("querys", "queries"))
+            line += theme.fg(
+                "error", f" ({_plural(len(failed), 'query')} failed)".replace("querys", "queries")
+            )
     elif tool_name == "web_fetch":
         fetched, failed = details.get("fetched"), details.get("failed")
         if isinstance(fetched, int) and isinstance(failed, int):
@@ -160,11 +178,25 @@ def _render_result(tool_name: str, result: ToolResult, options: RenderOptions, t
                 url = _clean(facts.get("url", ""), 100)
                 if facts.get("status") == "ok":
                     title = _clean(facts.get("title") or "", 80)
-                    size = f" ({facts['characters']:,} chars)" if isinstance(facts.get("characters"), int) else ""
-                    rows.append(theme.fg("success", "✓ ") + (f"{title} — " if title else "") + theme.fg("muted", url + size))
+                    size = (
+                        f" ({facts['characters']:,} chars)"
+                        if isinstance(facts.get("characters"), int)
+                        else ""
+                    )
+                    rows.append(
+                        theme.fg("success", "✓ ")
+                        + (f"{title} — " if title else "")
+                        + theme.fg("muted", url + size)
+                    )
                 else:
-                    rows.append(theme.fg("error", "✗ ") + url + theme.fg("error", f" — {_clean(facts.get('error', 'failed'), 120)}"))
-            return line + _truncation_note(details, theme) + ("\n" + "\n".join(rows) if rows else "")
+                    rows.append(
+                        theme.fg("error", "✗ ")
+                        + url
+                        + theme.fg("error", f" — {_clean(facts.get('error', 'failed'), 120)}")
+                    )
+            return (
+                line + _truncation_note(details, theme) + ("\n" + "\n".join(rows) if rows else "")
+            )
     else:  # summarize
         kind = "Takeaway" if details.get("summaryType") == "takeaway" else "Summary"
         tokens = details.get("tokens")

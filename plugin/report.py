@@ -18,7 +18,9 @@ def config_report() -> tuple[str, bool]:
     except Exception as exc:  # a broken third-party provider plugin
         lines.append(f"Error: could not load provider types: {exc}")
         return "\n".join(lines), False
-    described = [f"{name} ({', '.join(sorted(kind.capabilities))})" for name, kind in sorted(types.items())]
+    described = [
+        f"{name} ({', '.join(sorted(kind.capabilities))})" for name, kind in sorted(types.items())
+    ]
     lines.append(f"Provider types: {'; '.join(described)}")
     try:
         config = load_config(path, types)
@@ -28,7 +30,9 @@ def config_report() -> tuple[str, bool]:
         return "\n".join(lines), False
     if config.source == "none":
         lines.append("Status: no config file and KAGI_API_KEY is not set.")
-        lines.append("web_fetch works with the built-in direct fetcher; web_search and summarize need a provider.")
+        lines.append(
+            "web_fetch works with the built-in direct fetcher; web_search and summarize need a provider."
+        )
         from .config import example_config
 
         lines.append(f"Create {path} like this:\n{example_config('kagi')}")
@@ -57,7 +61,11 @@ def config_report() -> tuple[str, bool]:
         lines.append(f"Problem: {problem}")
     for warning in config.warnings:
         lines.append(f"Warning: {warning}")
-    if not any(capability in types[p.type].capabilities for p in config.providers for capability in ("fetch",)):
+    if not any(
+        capability in types[p.type].capabilities
+        for p in config.providers
+        for capability in ("fetch",)
+    ):
         lines.append("Note: no provider can fetch; web_fetch uses the built-in direct fetcher.")
     return "\n".join(lines), not config.key_problems
 

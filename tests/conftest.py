@@ -7,7 +7,6 @@ import tempfile
 from pathlib import Path
 
 import pytest
-
 from pi_hostspec import Host, get_plugin_manager
 
 SECRET = "sk-SENTINEL-4f1c9d2e7b"  # a key that must never appear in any output
@@ -62,7 +61,9 @@ def write_config(agent_dir):
 
     def write(content, mode: int = 0o600) -> Path:
         path = agent_dir / "web-search.json"
-        path.write_text(content if isinstance(content, str) else json.dumps(content), encoding="utf-8")
+        path.write_text(
+            content if isinstance(content, str) else json.dumps(content), encoding="utf-8"
+        )
         path.chmod(mode)
         return path
 
@@ -82,6 +83,11 @@ def kagi_config(base_url: str, **options) -> dict:
     return {
         "defaultProvider": "kagi",
         "providers": [
-            {"name": "kagi", "type": "kagi", "apiKey": SECRET, "options": {"baseUrl": base_url, **options}}
+            {
+                "name": "kagi",
+                "type": "kagi",
+                "apiKey": SECRET,
+                "options": {"baseUrl": base_url, **options},
+            }
         ],
     }

@@ -33,40 +33,96 @@ class FakeKagi:
             def _authorized(self) -> bool:
                 if self.headers.get("Authorization") == f"Bot {fake.key}":
                     return True
-                self._send(401, {"meta": {}, "data": None, "error": [{"code": 2, "msg": "Unauthorized", "ref": None}]})
+                self._send(
+                    401,
+                    {
+                        "meta": {},
+                        "data": None,
+                        "error": [{"code": 2, "msg": "Unauthorized", "ref": None}],
+                    },
+                )
                 return False
 
             def do_GET(self):
                 parts = urlsplit(self.path)
                 query = {k: v[0] for k, v in parse_qs(parts.query).items()}
-                fake.requests.append({"method": "GET", "path": parts.path, "query": query, "headers": dict(self.headers)})
+                fake.requests.append(
+                    {
+                        "method": "GET",
+                        "path": parts.path,
+                        "query": query,
+                        "headers": dict(self.headers),
+                    }
+                )
                 if not self._authorized():
                     return
                 if parts.path != "/api/v0/search" or "q" not in query:
-                    self._send(400, {"meta": {}, "data": None, "error": [{"code": 1, "msg": "Missing q parameter", "ref": None}]})
+                    self._send(
+                        400,
+                        {
+                            "meta": {},
+                            "data": None,
+                            "error": [{"code": 1, "msg": "Missing q parameter", "ref": None}],
+                        },
+                    )
                     return
                 q = query["q"]
                 limit = int(query.get("limit", 10))
                 data = [
-                    {"t": 0, "url": f"https://results.example/{q.replace(' ', '-')}/{i}", "title": f"{q} — page {i}",
-                     "snippet": f"All about <b>{q}</b> &amp; more ({i})", "published": "2026-03-01T00:00:00Z"}
+                    {
+                        "t": 0,
+                        "url": f"https://results.example/{q.replace(' ', '-')}/{i}",
+                        "title": f"{q} — page {i}",
+                        "snippet": f"All about <b>{q}</b> &amp; more ({i})",
+                        "published": "2026-03-01T00:00:00Z",
+                    }
                     for i in range(1, min(limit, 3) + 1)
                 ]
                 data.append({"t": 1, "list": [f"{q} tutorial", f"{q} examples"]})
-                self._send(200, {"meta": {"id": "e2e", "node": "loopback", "ms": 1, "api_balance": 42.0}, "data": data})
+                self._send(
+                    200,
+                    {
+                        "meta": {"id": "e2e", "node": "loopback", "ms": 1, "api_balance": 42.0},
+                        "data": data,
+                    },
+                )
 
             def do_POST(self):
                 length = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
-                fake.requests.append({"method": "POST", "path": self.path, "json": body, "headers": dict(self.headers)})
+                fake.requests.append(
+                    {
+                        "method": "POST",
+                        "path": self.path,
+                        "json": body,
+                        "headers": dict(self.headers),
+                    }
+                )
                 if not self._authorized():
                     return
                 if self.path != "/api/v0/summarize":
-                    self._send(404, {"meta": {}, "data": None, "error": [{"code": 1, "msg": "Not found", "ref": None}]})
+                    self._send(
+                        404,
+                        {
+                            "meta": {},
+                            "data": None,
+                            "error": [{"code": 1, "msg": "Not found", "ref": None}],
+                        },
+                    )
                     return
                 kind = body.get("summary_type", "summary")
-                output = "- First point\n- Second point" if kind == "takeaway" else f"A summary of {body.get('url')}."
-                self._send(200, {"meta": {"id": "s", "node": "loopback", "ms": 2}, "data": {"output": output, "tokens": 321}})
+                output = (
+                    "- First point\n- Second point"
+                    if kind == "takeaway"
+                    else f"A summary of {body.get('url')}."
+                )
+                self._send(
+                    200,
+                    {
+                        "meta": {"id": "s", "node": "loopback", "ms": 2},
+                        "data": {"output": output, "tokens": 321},
+                    },
+                )
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
@@ -76,7 +132,7 @@ class FakeKagi:
         """The fake's v0 base URL."""
         return f"http://127.0.0.1:{self.server.server_address[1]}/api/v0"
 
-    def __enter__(self) -> "FakeKagi":
+    def __enter__(self) -> FakeKagi:
         self.thread.start()
         return self
 
@@ -112,19 +168,51 @@ class FakeExa:
                 body = json.loads(self.rfile.read(length) or b"{}")
                 fake.requests.append({"path": self.path, "json": body})
                 if self.headers.get("x-api-key") != fake.key:
-                    self._send(401, {"requestId": "r1", "error": "Invalid API key", "tag": "INVALID_API_KEY"})
+                    self._send(
+                        401,
+                        {"requestId": "r1", "error": "Invalid API key", "tag": "INVALID_API_KEY"},
+                    )
                     return
                 if self.path == "/search":
-                    results = [{"id": f"https://exa.example/{i}", "url": f"https://exa.example/{i}", "title": f"{body['query']} {i}",
-                                "publishedDate": "2025-05-01T00:00:00.000Z", "author": "A. Writer"} for i in range(1, body.get("numResults", 10) + 1)]
-                    self._send(200, {"requestId": "r2", "resolvedSearchType": "neural", "results": results, "costDollars": {"total": 0.005}})
+                    results = [
+                        {
+                            "id": f"https://exa.example/{i}",
+                            "url": f"https://exa.example/{i}",
+                            "title": f"{body['query']} {i}",
+                            "publishedDate": "2025-05-01T00:00:00.000Z",
+                            "author": "A. Writer",
+                        }
+                        for i in range(1, body.get("numResults", 10) + 1)
+                    ]
+                    self._send(
+                        200,
+                        {
+                            "requestId": "r2",
+                            "resolvedSearchType": "neural",
+                            "results": results,
+                            "costDollars": {"total": 0.005},
+                        },
+                    )
                 elif self.path == "/contents":
                     results, statuses = [], []
                     for url in body.get("urls", []):
                         if "missing" in url:
-                            statuses.append({"id": url, "status": "error", "error": {"tag": "CRAWL_NOT_FOUND", "httpStatusCode": 404}})
+                            statuses.append(
+                                {
+                                    "id": url,
+                                    "status": "error",
+                                    "error": {"tag": "CRAWL_NOT_FOUND", "httpStatusCode": 404},
+                                }
+                            )
                         else:
-                            results.append({"id": url, "url": url, "title": f"Page {url.rsplit('/', 1)[-1]}", "text": f"Text of {url}"})
+                            results.append(
+                                {
+                                    "id": url,
+                                    "url": url,
+                                    "title": f"Page {url.rsplit('/', 1)[-1]}",
+                                    "text": f"Text of {url}",
+                                }
+                            )
                             statuses.append({"id": url, "status": "success", "source": "cached"})
                     self._send(200, {"requestId": "r3", "results": results, "statuses": statuses})
                 else:
@@ -138,7 +226,7 @@ class FakeExa:
         """The fake's base URL."""
         return f"http://127.0.0.1:{self.server.server_address[1]}"
 
-    def __enter__(self) -> "FakeExa":
+    def __enter__(self) -> FakeExa:
         self.thread.start()
         return self
 

@@ -11,9 +11,24 @@ BENCH = Path(__file__).resolve().parent.parent / "bench" / "run.py"
 
 def test_benchmark_runs_in_quick_mode(tmp_path):
     """`python bench/run.py --quick` exits 0 and reports each of the five targets."""
-    proc = subprocess.run([sys.executable, str(BENCH), "--quick"], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    proc = subprocess.run(
+        [sys.executable, str(BENCH), "--quick"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    for label in ("1. per-call overhead", "2a. web_search", "2b. web_fetch", "3a. warm connections: Kagi",
-                  "3b. warm connections: Exa", "3c. warm connections: direct", "4. start-up", "5a. truncate_head", "5b. truncate_head"):
+    for label in (
+        "1. per-call overhead",
+        "2a. web_search",
+        "2b. web_fetch",
+        "3a. warm connections: Kagi",
+        "3b. warm connections: Exa",
+        "3c. warm connections: direct",
+        "4. start-up",
+        "5a. truncate_head",
+        "5b. truncate_head",
+    ):
         assert label in proc.stdout
     assert "quick mode: targets not enforced" in proc.stdout

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 
 import pytest
-
 from pi_web_tools.config import config_path, load_config
 from pi_web_tools.errors import ConfigError
 
@@ -103,7 +102,12 @@ def test_duplicate_names(write_config):
     """Two providers with one name are named as duplicates."""
     message = _error(
         write_config,
-        {"providers": [{"name": "k", "type": "kagi", "apiKey": "a"}, {"name": "k", "type": "kagi", "apiKey": "b"}]},
+        {
+            "providers": [
+                {"name": "k", "type": "kagi", "apiKey": "a"},
+                {"name": "k", "type": "kagi", "apiKey": "b"},
+            ]
+        },
     )
     assert "duplicate name 'k'" in message
 
@@ -111,7 +115,9 @@ def test_duplicate_names(write_config):
 def test_unknown_type_lists_known_types(write_config):
     """An unknown type is named with the known types."""
     message = _error(write_config, {"providers": [{"name": "b", "type": "bing", "apiKey": "a"}]})
-    assert "providers[0] (b).type: unknown type" in message and "kagi" in message and "exa" in message
+    assert (
+        "providers[0] (b).type: unknown type" in message and "kagi" in message and "exa" in message
+    )
 
 
 def test_missing_type(write_config):
@@ -128,30 +134,44 @@ def test_wrong_option_type_names_field(write_config):
     """A wrong option type names the option and what was expected."""
     message = _error(
         write_config,
-        {"providers": [{"name": "k", "type": "kagi", "apiKey": "a", "options": {"timeoutSeconds": "ten"}}]},
+        {
+            "providers": [
+                {"name": "k", "type": "kagi", "apiKey": "a", "options": {"timeoutSeconds": "ten"}}
+            ]
+        },
     )
-    assert 'providers[0] (k).options.timeoutSeconds: expected a number, got the string "ten"' in message
+    assert (
+        'providers[0] (k).options.timeoutSeconds: expected a number, got the string "ten"'
+        in message
+    )
 
 
 def test_bad_option_value_names_rule(write_config):
     """A value out of range says the rule."""
     message = _error(
         write_config,
-        {"providers": [{"name": "k", "type": "kagi", "apiKey": "a", "options": {"defaultSearchLimit": 0}}]},
+        {
+            "providers": [
+                {"name": "k", "type": "kagi", "apiKey": "a", "options": {"defaultSearchLimit": 0}}
+            ]
+        },
     )
     assert "defaultSearchLimit: must be between 1 and 50" in message
 
 
 def test_options_not_object(write_config):
     """options must be an object."""
-    message = _error(write_config, {"providers": [{"name": "k", "type": "kagi", "apiKey": "a", "options": 3}]})
+    message = _error(
+        write_config, {"providers": [{"name": "k", "type": "kagi", "apiKey": "a", "options": 3}]}
+    )
     assert "options: must be an object" in message
 
 
 def test_unknown_default_provider(write_config):
     """defaultProvider must name a configured provider."""
     message = _error(
-        write_config, {"defaultProvider": "nope", "providers": [{"name": "k", "type": "kagi", "apiKey": "a"}]}
+        write_config,
+        {"defaultProvider": "nope", "providers": [{"name": "k", "type": "kagi", "apiKey": "a"}]},
     )
     assert "defaultProvider: 'nope' is not one of the providers (k)" in message
 
@@ -165,20 +185,30 @@ def test_empty_api_key_is_error(write_config):
 def test_missing_api_key_is_a_key_problem(write_config):
     """A missing apiKey (Exa) is reported as a key problem naming the entry."""
     config = load_config(write_config({"providers": [{"name": "e", "type": "exa"}]}))
-    assert config.key_problems == ('providers[0] (e).apiKey: missing; add "apiKey": "..." to this entry',)
+    assert config.key_problems == (
+        'providers[0] (e).apiKey: missing; add "apiKey": "..." to this entry',
+    )
 
 
 def test_kagi_entry_without_key_uses_env(write_config, monkeypatch):
     """A kagi entry without apiKey falls back to KAGI_API_KEY."""
     monkeypatch.setenv("KAGI_API_KEY", SECRET)
     config = load_config(write_config({"providers": [{"name": "k", "type": "kagi"}]}))
-    assert config.providers[0].api_key == SECRET and config.providers[0].key_from_env == "KAGI_API_KEY"
+    assert (
+        config.providers[0].api_key == SECRET and config.providers[0].key_from_env == "KAGI_API_KEY"
+    )
 
 
 def test_unknown_option_keys_are_warnings(write_config):
     """Unknown options are warnings naming them, so a shared TypeScript config keeps working."""
     config = load_config(
-        write_config({"providers": [{"name": "k", "type": "kagi", "apiKey": "a", "options": {"lens": 1, "x": 2}}]})
+        write_config(
+            {
+                "providers": [
+                    {"name": "k", "type": "kagi", "apiKey": "a", "options": {"lens": 1, "x": 2}}
+                ]
+            }
+        )
     )
     assert len(config.warnings) == 1
     assert "unknown option(s) 'lens', 'x' ignored" in config.warnings[0]
@@ -187,7 +217,9 @@ def test_unknown_option_keys_are_warnings(write_config):
 def test_unknown_top_level_and_entry_keys_are_warnings(write_config):
     """Unknown keys elsewhere are warnings too."""
     config = load_config(
-        write_config({"version": 2, "providers": [{"name": "k", "type": "kagi", "apiKey": "a", "extra": 1}]})
+        write_config(
+            {"version": 2, "providers": [{"name": "k", "type": "kagi", "apiKey": "a", "extra": 1}]}
+        )
     )
     assert any("'version'" in w for w in config.warnings)
     assert any("'extra'" in w for w in config.warnings)
@@ -202,7 +234,9 @@ def test_group_readable_file_with_keys_warns(write_config):
 
 def test_private_file_has_no_permission_warning(write_config):
     """A 0600 file gives no permission warning."""
-    config = load_config(write_config({"providers": [{"name": "k", "type": "kagi", "apiKey": "a"}]}))
+    config = load_config(
+        write_config({"providers": [{"name": "k", "type": "kagi", "apiKey": "a"}]})
+    )
     assert config.warnings == ()
 
 
@@ -240,5 +274,7 @@ def test_enormous_file(write_config):
 
 def test_key_never_in_repr(write_config):
     """The API key never appears in a config's repr."""
-    config = load_config(write_config({"providers": [{"name": "k", "type": "kagi", "apiKey": SECRET}]}))
+    config = load_config(
+        write_config({"providers": [{"name": "k", "type": "kagi", "apiKey": SECRET}]})
+    )
     assert SECRET not in repr(config)

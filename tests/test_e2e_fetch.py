@@ -28,34 +28,80 @@ def test_pi_web_fetch_without_config_refuses_loopback(httpserver):
 
 def test_pi_web_fetch_two_urls_with_direct(httpserver, write_config):
     """`pi-web fetch URL1 URL2` prints one section per page (direct, private network allowed)."""
-    write_config({"providers": [{"name": "direct", "type": "direct", "options": {"allowPrivateNetwork": True}}]})
+    write_config(
+        {
+            "providers": [
+                {"name": "direct", "type": "direct", "options": {"allowPrivateNetwork": True}}
+            ]
+        }
+    )
     httpserver.expect_request("/one").respond_with_data(
-        "<html><head><title>One</title></head><body><article><p>" + "First page body text. " * 30 + "</p></article></body></html>",
-        content_type="text/html")
+        "<html><head><title>One</title></head><body><article><p>"
+        + "First page body text. " * 30
+        + "</p></article></body></html>",
+        content_type="text/html",
+    )
     httpserver.expect_request("/two").respond_with_data("plain two", content_type="text/plain")
     proc = _run("fetch", httpserver.url_for("/one"), httpserver.url_for("/two"))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.startswith("## [1/2] One\n")
-    assert "First page body text." in proc.stdout and "## [2/2] " in proc.stdout and "plain two" in proc.stdout
+    assert (
+        "First page body text." in proc.stdout
+        and "## [2/2] " in proc.stdout
+        and "plain two" in proc.stdout
+    )
 
 
 def test_pi_web_fetch_with_exa(write_config):
     """With Exa configured, fetch goes to /contents and a failed URL is reported in place."""
     with FakeExa(SECRET) as exa:
-        write_config({"providers": [{"name": "exa", "type": "exa", "apiKey": SECRET, "options": {"baseUrl": exa.base_url}}]})
+        write_config(
+            {
+                "providers": [
+                    {
+                        "name": "exa",
+                        "type": "exa",
+                        "apiKey": SECRET,
+                        "options": {"baseUrl": exa.base_url},
+                    }
+                ]
+            }
+        )
         proc = _run("fetch", "https://site.example/a", "https://site.example/missing")
         assert proc.returncode == 0, proc.stdout
-        assert "## [1/2] Page a\nURL: https://site.example/a\n\nText of https://site.example/a" in proc.stdout
-        assert "## [2/2] https://site.example/missing (failed)" in proc.stdout and "CRAWL_NOT_FOUND (HTTP 404)" in proc.stdout
-        assert exa.requests[-1]["json"] == {"urls": ["https://site.example/a", "https://site.example/missing"], "text": {"maxCharacters": 12000}}
+        assert (
+            "## [1/2] Page a\nURL: https://site.example/a\n\nText of https://site.example/a"
+            in proc.stdout
+        )
+        assert (
+            "## [2/2] https://site.example/missing (failed)" in proc.stdout
+            and "CRAWL_NOT_FOUND (HTTP 404)" in proc.stdout
+        )
+        assert exa.requests[-1]["json"] == {
+            "urls": ["https://site.example/a", "https://site.example/missing"],
+            "text": {"maxCharacters": 12000},
+        }
         assert SECRET not in proc.stdout + proc.stderr
 
 
 def test_pi_web_search_with_exa_is_metadata_only(write_config):
     """`pi-web search` through Exa sends no contents and prints title, URL, date and author."""
     with FakeExa(SECRET) as exa:
-        write_config({"providers": [{"name": "exa", "type": "exa", "apiKey": SECRET, "options": {"baseUrl": exa.base_url}}]})
+        write_config(
+            {
+                "providers": [
+                    {
+                        "name": "exa",
+                        "type": "exa",
+                        "apiKey": SECRET,
+                        "options": {"baseUrl": exa.base_url},
+                    }
+                ]
+            }
+        )
         proc = _run("search", "llm agents")
         assert proc.returncode == 0, proc.stdout
-        assert proc.stdout.startswith("1. llm agents 1\n   https://exa.example/1\n   Published: 2025-05-01 · Author: A. Writer\n")
+        assert proc.stdout.startswith(
+            "1. llm agents 1\n   https://exa.example/1\n   Published: 2025-05-01 · Author: A. Writer\n"
+        )
         assert exa.requests[-1]["json"] == {"query": "llm agents", "numResults": 5}

@@ -36,11 +36,15 @@ def test_pi_web_call_json(kagi):
     result = json.loads(proc.stdout)
     assert set(result) == {"content", "details", "isError"} and result["isError"] is False
     text = result["content"][0]["text"]
-    assert text.startswith('Query: "rust async"\n1. rust async — page 1\n   https://results.example/rust-async/1\n   All about rust async & more (1)\n   Published: 2026-03-01')
+    assert text.startswith(
+        'Query: "rust async"\n1. rust async — page 1\n   https://results.example/rust-async/1\n   All about rust async & more (1)\n   Published: 2026-03-01'
+    )
     assert "4. tokio — page 1" in text
     assert result["details"]["apiBalance"] == 42.0
     assert SECRET not in proc.stdout + proc.stderr
-    assert [r["query"]["q"] for r in kagi.requests] == ["rust async", "tokio"] or sorted(r["query"]["q"] for r in kagi.requests) == ["rust async", "tokio"]
+    assert [r["query"]["q"] for r in kagi.requests] == ["rust async", "tokio"] or sorted(
+        r["query"]["q"] for r in kagi.requests
+    ) == ["rust async", "tokio"]
 
 
 def test_pi_web_call_rendered(kagi):
@@ -62,10 +66,24 @@ def test_pi_web_search_shortcut(kagi):
 
 def test_pi_web_summarize_shortcut(kagi):
     """`pi-web summarize URL --type takeaway --engine agnes --lang de` sends those and prints the output."""
-    proc = _run("summarize", "https://example.com/a", "--type", "takeaway", "--engine", "agnes", "--lang", "de")
+    proc = _run(
+        "summarize",
+        "https://example.com/a",
+        "--type",
+        "takeaway",
+        "--engine",
+        "agnes",
+        "--lang",
+        "de",
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout == "- First point\n- Second point\n"
-    assert kagi.requests[-1]["json"] == {"url": "https://example.com/a", "summary_type": "takeaway", "engine": "agnes", "target_language": "DE"}
+    assert kagi.requests[-1]["json"] == {
+        "url": "https://example.com/a",
+        "summary_type": "takeaway",
+        "engine": "agnes",
+        "target_language": "DE",
+    }
 
 
 def test_pi_web_error_exit_status(kagi, write_config):
@@ -75,7 +93,10 @@ def test_pi_web_error_exit_status(kagi, write_config):
     write_config(config)
     proc = _run("call", "web_search", '{"queries": ["x"]}')
     assert proc.returncode == 1
-    assert "Error: web_search failed: Kagi: HTTP 401 Unauthorized: Unauthorized (code 2)" in proc.stdout
+    assert (
+        "Error: web_search failed: Kagi: HTTP 401 Unauthorized: Unauthorized (code 2)"
+        in proc.stdout
+    )
     assert "wrong-key-123456" not in proc.stdout + proc.stderr
 
 

@@ -10,7 +10,10 @@ from pi_web_tools.providers.base import FetchedPage, SearchHit, SearchResponse
 def test_hit_with_author_and_score():
     """Exa-style metadata goes on one indented line."""
     hit = SearchHit(title="T", url="https://u/", published="2024-01-15", author="Jo", score=0.38723)
-    assert format_hit(3, hit) == "3. T\n   https://u/\n   Published: 2024-01-15 · Author: Jo · Score: 0.387"
+    assert (
+        format_hit(3, hit)
+        == "3. T\n   https://u/\n   Published: 2024-01-15 · Author: Jo · Score: 0.387"
+    )
 
 
 def test_numbering_continues_across_queries_and_errors():
@@ -18,15 +21,27 @@ def test_numbering_continues_across_queries_and_errors():
     one = SearchResponse(hits=(SearchHit(title="A", url="https://a/"),))
     text, total = format_search(["x", "y", "z"], [one, ProviderError("Kagi: HTTP 500"), one])
     assert total == 2
-    assert text == 'Query: "x"\n1. A\n   https://a/\n\nQuery: "y"\nError: Kagi: HTTP 500\n\nQuery: "z"\n2. A\n   https://a/'
+    assert (
+        text
+        == 'Query: "x"\n1. A\n   https://a/\n\nQuery: "y"\nError: Kagi: HTTP 500\n\nQuery: "z"\n2. A\n   https://a/'
+    )
 
 
 def test_fetch_sections_in_order_with_failures():
     """One section per URL, separated, failures as one error line."""
     pages = [
-        FetchedPage(url="https://a/", ok=True, title="A", text="Body A", final_url="https://a/x", notes=("text cut",)),
+        FetchedPage(
+            url="https://a/",
+            ok=True,
+            title="A",
+            text="Body A",
+            final_url="https://a/x",
+            notes=("text cut",),
+        ),
         FetchedPage(url="https://b/", ok=False, error="CRAWL_NOT_FOUND (HTTP 404)"),
-        FetchedPage(url="https://c/", ok=True, title="C", text="Body C", highlights=("h1",), summary="S"),
+        FetchedPage(
+            url="https://c/", ok=True, title="C", text="Body C", highlights=("h1",), summary="S"
+        ),
     ]
     assert format_fetch(pages) == (
         "## [1/3] A\nURL: https://a/\nFinal URL: https://a/x\nNote: text cut\n\nBody A"

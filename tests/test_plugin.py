@@ -27,10 +27,15 @@ def test_plugin_import_is_lazy():
         "heavy = [m for m in ('requests', 'cattrs', 'trafilatura', 'lxml', 'llm', 'mcp', 'urllib3') if m in sys.modules]\n"
         "print(json.dumps({'tools': len(tools), 'heavy': heavy}))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
     assert json.loads(out) == {"tools": 3, "heavy": []}
 
 
 def test_hooks_render_through_the_host(host: Host):
     """The host's render calls reach the plugin's renderers."""
-    assert host.render_call("web_fetch", {"urls": ["https://a/", "https://b/"]}, PlainTheme()) == "web_fetch 2 URLs"
+    assert (
+        host.render_call("web_fetch", {"urls": ["https://a/", "https://b/"]}, PlainTheme())
+        == "web_fetch 2 URLs"
+    )

@@ -5,7 +5,6 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-
 from pi_web_tools import registry
 from pi_web_tools.errors import ConfigError
 from pi_web_tools.registry import ProviderType, get_provider, provider_types, resolve_provider
@@ -64,7 +63,6 @@ def test_third_party_provider_type_through_entry_point(tmp_path, monkeypatch, wr
 def test_duplicate_provider_type_is_an_error():
     """Two plugins registering one type name fail loudly, naming both."""
     import pluggy
-
     from pi_web_tools import hookspecs
 
     class One:
@@ -119,14 +117,18 @@ def test_first_capable_provider_when_default_cannot(write_config):
 def test_requested_provider_without_capability(write_config):
     """Asking a provider for something it cannot do names the ones that can."""
     _two(write_config)
-    with pytest.raises(ConfigError, match="'exa' \\(type exa\\) cannot summarize. Providers that can: kagi"):
+    with pytest.raises(
+        ConfigError, match="'exa' \\(type exa\\) cannot summarize. Providers that can: kagi"
+    ):
         resolve_provider("summarize", "exa")
 
 
 def test_unknown_requested_provider(write_config):
     """An unknown provider name lists the configured ones."""
     _two(write_config)
-    with pytest.raises(ConfigError, match="Unknown provider 'bing' requested. Configured providers: kagi, exa"):
+    with pytest.raises(
+        ConfigError, match="Unknown provider 'bing' requested. Configured providers: kagi, exa"
+    ):
         resolve_provider("search", "bing")
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from pi_hostspec import AnsiTheme, PlainTheme, RenderOptions, ToolResult
 from pi_web_tools import render
 
@@ -12,7 +11,18 @@ COLLAPSED = RenderOptions()
 EXPANDED = RenderOptions(expanded=True)
 
 
-@pytest.mark.parametrize("args", [None, "{\"que", [], {"queries": None}, {"queries": [None, 3]}, {"queries": "partial"}, {"url": 5}])
+@pytest.mark.parametrize(
+    "args",
+    [
+        None,
+        '{"que',
+        [],
+        {"queries": None},
+        {"queries": [None, 3]},
+        {"queries": "partial"},
+        {"url": 5},
+    ],
+)
 @pytest.mark.parametrize("tool", ["web_search", "web_fetch", "summarize"])
 def test_render_call_copes_with_incomplete_arguments(tool, args):
     """Streaming or broken arguments never make a renderer raise."""
@@ -28,22 +38,38 @@ def test_render_call_for_other_tools_defers():
 
 def test_web_fetch_call_shows_single_url_or_count():
     """One URL is shown; several are counted."""
-    assert render.render_call("web_fetch", {"urls": ["https://a.b/"]}, THEME) == "web_fetch https://a.b/"
-    assert render.render_call("web_fetch", {"urls": ["https://a.b/", "https://c.d/"]}, THEME) == "web_fetch 2 URLs"
+    assert (
+        render.render_call("web_fetch", {"urls": ["https://a.b/"]}, THEME)
+        == "web_fetch https://a.b/"
+    )
+    assert (
+        render.render_call("web_fetch", {"urls": ["https://a.b/", "https://c.d/"]}, THEME)
+        == "web_fetch 2 URLs"
+    )
 
 
 def test_partial_results_render_as_searching():
     """A partial result shows progress words."""
     partial = RenderOptions(is_partial=True)
-    assert render.render_result("web_search", ToolResult(content=""), partial, THEME) == "Searching..."
-    assert render.render_result("web_fetch", ToolResult(content=""), partial, THEME) == "Fetching..."
-    assert render.render_result("summarize", ToolResult(content=""), partial, THEME) == "Summarizing..."
+    assert (
+        render.render_result("web_search", ToolResult(content=""), partial, THEME) == "Searching..."
+    )
+    assert (
+        render.render_result("web_fetch", ToolResult(content=""), partial, THEME) == "Fetching..."
+    )
+    assert (
+        render.render_result("summarize", ToolResult(content=""), partial, THEME)
+        == "Summarizing..."
+    )
 
 
 def test_errors_render_as_errors_in_red():
     """An error result shows its first line, in the error colour."""
     result = ToolResult(content="Kagi: HTTP 401 Unauthorized\nmore", is_error=True)
-    assert render.render_result("web_search", result, COLLAPSED, THEME) == "Error: Kagi: HTTP 401 Unauthorized (+1 more lines)"
+    assert (
+        render.render_result("web_search", result, COLLAPSED, THEME)
+        == "Error: Kagi: HTTP 401 Unauthorized (+1 more lines)"
+    )
     coloured = render.render_result("web_search", result, COLLAPSED, AnsiTheme())
     assert coloured.startswith("\x1b[31mError: ")
 
@@ -58,19 +84,37 @@ def test_result_renderers_cope_without_details():
 
 def test_search_result_mentions_failed_queries_and_truncation():
     """Collapsed search shows failures and where the full output is."""
-    details = {"totalResults": 5, "queries": ["a", "b"], "perQuery": [{"query": "a", "count": 5}, {"query": "b", "count": 0, "error": "x"}],
-               "truncation": {"truncated": True}, "fullOutputPath": "/tmp/x/output.txt"}
-    line = render.render_result("web_search", ToolResult(content="", details=details), COLLAPSED, THEME)
-    assert line == "5 results for 2 queries (1 query failed) (truncated; full output: /tmp/x/output.txt)"
+    details = {
+        "totalResults": 5,
+        "queries": ["a", "b"],
+        "perQuery": [{"query": "a", "count": 5}, {"query": "b", "count": 0, "error": "x"}],
+        "truncation": {"truncated": True},
+        "fullOutputPath": "/tmp/x/output.txt",
+    }
+    line = render.render_result(
+        "web_search", ToolResult(content="", details=details), COLLAPSED, THEME
+    )
+    assert (
+        line
+        == "5 results for 2 queries (1 query failed) (truncated; full output: /tmp/x/output.txt)"
+    )
 
 
 def test_fetch_result_collapsed_and_expanded():
     """Collapsed: fetched and failed counts; expanded: one line per URL."""
-    details = {"fetched": 1, "failed": 1, "urls": [
-        {"url": "https://a/", "status": "ok", "title": "A page", "characters": 1200},
-        {"url": "https://b/", "status": "error", "error": "HTTP 404 Not Found"}]}
+    details = {
+        "fetched": 1,
+        "failed": 1,
+        "urls": [
+            {"url": "https://a/", "status": "ok", "title": "A page", "characters": 1200},
+            {"url": "https://b/", "status": "error", "error": "HTTP 404 Not Found"},
+        ],
+    }
     result = ToolResult(content="", details=details)
-    assert render.render_result("web_fetch", result, COLLAPSED, THEME) == "Fetched 1 of 2 URLs (1 failed)"
+    assert (
+        render.render_result("web_fetch", result, COLLAPSED, THEME)
+        == "Fetched 1 of 2 URLs (1 failed)"
+    )
     assert render.render_result("web_fetch", result, EXPANDED, THEME) == (
         "Fetched 1 of 2 URLs (1 failed)\n✓ A page — https://a/ (1,200 chars)\n✗ https://b/ — HTTP 404 Not Found"
     )

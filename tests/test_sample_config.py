@@ -6,7 +6,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from pi_web_tools.config import load_config
 from pi_web_tools.errors import ConfigError
 from pi_web_tools.registry import resolve_provider
@@ -48,17 +47,29 @@ def test_sample_loads_without_warnings(agent_dir, name):
 
 def test_kagi_only_routes(agent_dir):
     """Kagi searches and summarizes; fetch falls back to the direct fetcher."""
-    assert _routes(agent_dir, "kagi-only.json") == {"search": "kagi", "fetch": "direct", "summarize": "kagi"}
+    assert _routes(agent_dir, "kagi-only.json") == {
+        "search": "kagi",
+        "fetch": "direct",
+        "summarize": "kagi",
+    }
 
 
 def test_exa_only_routes(agent_dir):
     """Exa searches and fetches; summarize has no provider."""
-    assert _routes(agent_dir, "exa-only.json") == {"search": "exa", "fetch": "exa", "summarize": None}
+    assert _routes(agent_dir, "exa-only.json") == {
+        "search": "exa",
+        "fetch": "exa",
+        "summarize": None,
+    }
 
 
 def test_kagi_and_exa_routes(agent_dir):
     """Kagi for search and summarize, Exa for fetch."""
-    assert _routes(agent_dir, "kagi-and-exa.json") == {"search": "kagi", "fetch": "exa", "summarize": "kagi"}
+    assert _routes(agent_dir, "kagi-and-exa.json") == {
+        "search": "kagi",
+        "fetch": "exa",
+        "summarize": "kagi",
+    }
 
 
 def test_direct_private_network(agent_dir):

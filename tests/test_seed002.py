@@ -6,28 +6,41 @@ import json
 
 import pytest
 import responses
-from responses import matchers
-
 from pi_hostspec import Host, get_plugin_manager
+from responses import matchers
 
 EXA = "https://api.exa.ai"
 LITERAL_KEY = "exa_literal_key_from_file_9f8e"
 SEED_CONFIG = {
     "defaultProvider": "exa-main",
     "providers": [
-        {"name": "exa-main", "type": "exa", "apiKey": LITERAL_KEY,
-         "options": {"defaultSearchLimit": 5, "defaultFetchTextMaxCharacters": 12000}}
+        {
+            "name": "exa-main",
+            "type": "exa",
+            "apiKey": LITERAL_KEY,
+            "options": {"defaultSearchLimit": 5, "defaultFetchTextMaxCharacters": 12000},
+        }
     ],
 }
 SEARCH_BODY = {
     "requestId": "a3c1f0d9e8b74c2a9f1e0b6d5c4a3b21",
     "resolvedSearchType": "neural",
     "results": [
-        {"id": "https://example-startup.com", "url": "https://example-startup.com", "title": "Example AI Startup",
-         "publishedDate": "2024-01-15", "author": "John Doe"},
-        {"id": "https://arxiv.org/abs/2307.06435", "url": "https://arxiv.org/pdf/2307.06435.pdf",
-         "title": "A Comprehensive Overview of Large Language Models", "publishedDate": "2023-11-16T01:36:32.547Z",
-         "author": "Humza Naveed", "score": 0.3872},
+        {
+            "id": "https://example-startup.com",
+            "url": "https://example-startup.com",
+            "title": "Example AI Startup",
+            "publishedDate": "2024-01-15",
+            "author": "John Doe",
+        },
+        {
+            "id": "https://arxiv.org/abs/2307.06435",
+            "url": "https://arxiv.org/pdf/2307.06435.pdf",
+            "title": "A Comprehensive Overview of Large Language Models",
+            "publishedDate": "2023-11-16T01:36:32.547Z",
+            "author": "Humza Naveed",
+            "score": 0.3872,
+        },
     ],
     "costDollars": {"total": 0.005},
 }
@@ -88,25 +101,39 @@ def test_seed002_runtime_reads_global_config_from_home(monkeypatch, tmp_path, ho
 
 def test_seed002_config_uses_provider_list_with_default_selector(host, write_config):
     """defaultProvider selects among a list of providers."""
-    config = {"defaultProvider": "second", "providers": [
-        {"name": "first", "type": "exa", "apiKey": "k1"}, {"name": "second", "type": "exa", "apiKey": "k2"}]}
+    config = {
+        "defaultProvider": "second",
+        "providers": [
+            {"name": "first", "type": "exa", "apiKey": "k1"},
+            {"name": "second", "type": "exa", "apiKey": "k2"},
+        ],
+    }
     write_config(config)
     with responses.RequestsMock() as rsps:
-        rsps.post(f"{EXA}/search", json=SEARCH_BODY, match=[matchers.header_matcher({"x-api-key": "k2"})])
+        rsps.post(
+            f"{EXA}/search", json=SEARCH_BODY, match=[matchers.header_matcher({"x-api-key": "k2"})]
+        )
         assert host.call("web_search", {"queries": ["x"]}).details["provider"] == "second"
 
 
 def test_seed002_credentials_are_literal_values_from_the_file(host, exa, monkeypatch):
     """The key sent is the literal apiKey from the file; EXA_API_KEY in the environment is not read."""
     monkeypatch.setenv("EXA_API_KEY", "env-key-must-not-be-used")
-    exa.post(f"{EXA}/search", json=SEARCH_BODY, match=[matchers.header_matcher({"x-api-key": LITERAL_KEY})])
+    exa.post(
+        f"{EXA}/search",
+        json=SEARCH_BODY,
+        match=[matchers.header_matcher({"x-api-key": LITERAL_KEY})],
+    )
     assert not host.call("web_search", {"queries": ["x"]}).is_error
 
 
 def test_seed002_web_search_returns_metadata_only_by_default(host, exa):
     """No contents are requested; title, URL, date, author and score are shown."""
-    exa.post(f"{EXA}/search", json=SEARCH_BODY,
-             match=[matchers.json_params_matcher({"query": "AI startups", "numResults": 5})])
+    exa.post(
+        f"{EXA}/search",
+        json=SEARCH_BODY,
+        match=[matchers.json_params_matcher({"query": "AI startups", "numResults": 5})],
+    )
     text = host.call("web_search", {"queries": ["AI startups"]}).text
     assert text == (
         "1. Example AI Startup\n   https://example-startup.com\n   Published: 2024-01-15 · Author: John Doe\n\n"
@@ -117,26 +144,86 @@ def test_seed002_web_search_returns_metadata_only_by_default(host, exa):
 
 def test_seed002_web_search_filters_are_sent_camel_case(host, exa):
     """includeDomains, excludeDomains, dates and category reach Exa in camelCase."""
-    exa.post(f"{EXA}/search", json=SEARCH_BODY, match=[matchers.json_params_matcher({
-        "query": "llm", "numResults": 3, "includeDomains": ["arxiv.org"], "excludeDomains": ["reddit.com"],
-        "startPublishedDate": "2025-01-01", "endPublishedDate": "2025-12-31", "category": "research paper"})])
-    result = host.call("web_search", {"queries": ["llm"], "limit": 3, "include_domains": ["arxiv.org"],
-                                      "exclude_domains": ["reddit.com"], "start_published_date": "2025-01-01",
-                                      "end_published_date": "2025-12-31", "category": "research paper"})
+    exa.post(
+        f"{EXA}/search",
+        json=SEARCH_BODY,
+        match=[
+            matchers.json_params_matcher(
+                {
+                    "query": "llm",
+                    "numResults": 3,
+                    "includeDomains": ["arxiv.org"],
+                    "excludeDomains": ["reddit.com"],
+                    "startPublishedDate": "2025-01-01",
+                    "endPublishedDate": "2025-12-31",
+                    "category": "research paper",
+                }
+            )
+        ],
+    )
+    result = host.call(
+        "web_search",
+        {
+            "queries": ["llm"],
+            "limit": 3,
+            "include_domains": ["arxiv.org"],
+            "exclude_domains": ["reddit.com"],
+            "start_published_date": "2025-01-01",
+            "end_published_date": "2025-12-31",
+            "category": "research paper",
+        },
+    )
     assert not result.is_error
 
 
 def test_seed002_web_fetch_accepts_one_or_multiple_urls_and_returns_text_by_default(host, exa):
     """One URL or several; text (12000 characters by default) is requested when no mode is given."""
-    body = {"results": [{"id": "https://a.example/", "url": "https://a.example/", "title": "A", "text": "Text of A"}],
-            "statuses": [{"id": "https://a.example/", "status": "success"}]}
-    exa.post(f"{EXA}/contents", json=body, match=[matchers.json_params_matcher({"urls": ["https://a.example/"], "text": {"maxCharacters": 12000}})])
+    body = {
+        "results": [
+            {
+                "id": "https://a.example/",
+                "url": "https://a.example/",
+                "title": "A",
+                "text": "Text of A",
+            }
+        ],
+        "statuses": [{"id": "https://a.example/", "status": "success"}],
+    }
+    exa.post(
+        f"{EXA}/contents",
+        json=body,
+        match=[
+            matchers.json_params_matcher(
+                {"urls": ["https://a.example/"], "text": {"maxCharacters": 12000}}
+            )
+        ],
+    )
     assert "Text of A" in host.call("web_fetch", {"urls": ["https://a.example/"]}).text
-    two = {"results": [{"id": u, "url": u, "title": u[8], "text": f"Text {u[8]}"} for u in ("https://a.example/", "https://b.example/")],
-           "statuses": [{"id": u, "status": "success"} for u in ("https://a.example/", "https://b.example/")]}
-    exa.post(f"{EXA}/contents", json=two, match=[matchers.json_params_matcher({"urls": ["https://a.example/", "https://b.example/"], "text": {"maxCharacters": 12000}})])
+    two = {
+        "results": [
+            {"id": u, "url": u, "title": u[8], "text": f"Text {u[8]}"}
+            for u in ("https://a.example/", "https://b.example/")
+        ],
+        "statuses": [
+            {"id": u, "status": "success"} for u in ("https://a.example/", "https://b.example/")
+        ],
+    }
+    exa.post(
+        f"{EXA}/contents",
+        json=two,
+        match=[
+            matchers.json_params_matcher(
+                {
+                    "urls": ["https://a.example/", "https://b.example/"],
+                    "text": {"maxCharacters": 12000},
+                }
+            )
+        ],
+    )
     result = host.call("web_fetch", {"urls": ["https://a.example/", "https://b.example/"]})
-    assert result.details["fetched"] == 2 and result.text.index("Text a") < result.text.index("Text b")
+    assert result.details["fetched"] == 2 and result.text.index("Text a") < result.text.index(
+        "Text b"
+    )
 
 
 def test_seed002_missing_config_is_a_clean_actionable_error(host):
@@ -147,7 +234,18 @@ def test_seed002_missing_config_is_a_clean_actionable_error(host):
 
 def test_seed002_invalid_config_is_a_clean_actionable_error(host, write_config):
     """An invalid file names the exact problem, the file and a valid example."""
-    path = write_config({"providers": [{"name": "exa-main", "type": "exa", "apiKey": "k", "options": {"defaultSearchLimit": "five"}}]})
+    path = write_config(
+        {
+            "providers": [
+                {
+                    "name": "exa-main",
+                    "type": "exa",
+                    "apiKey": "k",
+                    "options": {"defaultSearchLimit": "five"},
+                }
+            ]
+        }
+    )
     result = host.call("web_search", {"queries": ["x"]})
     assert result.is_error
     assert str(path) in result.text and "defaultSearchLimit: expected an integer" in result.text
@@ -155,7 +253,11 @@ def test_seed002_invalid_config_is_a_clean_actionable_error(host, write_config):
 
 def test_seed002_provider_failures_are_clean_actionable_errors(host, exa):
     """An Exa auth failure names the status and tag, with no key and no traceback."""
-    exa.post(f"{EXA}/search", status=401, json={"requestId": "2e27", "error": "Invalid API key", "tag": "INVALID_API_KEY"})
+    exa.post(
+        f"{EXA}/search",
+        status=401,
+        json={"requestId": "2e27", "error": "Invalid API key", "tag": "INVALID_API_KEY"},
+    )
     result = host.call("web_search", {"queries": ["x"]})
     assert result.is_error and "HTTP 401" in result.text and "INVALID_API_KEY" in result.text
     assert LITERAL_KEY not in result.text and "Traceback" not in result.text

@@ -8,9 +8,8 @@ import re
 
 import pytest
 import responses
-from responses import matchers
-
 from pi_hostspec import PlainTheme, RenderOptions
+from responses import matchers
 
 from .conftest import SECRET
 
@@ -18,13 +17,19 @@ V0 = "https://kagi.com/api/v0"
 
 
 def _hit(i: int, query: str = "q") -> dict:
-    return {"t": 0, "url": f"https://example.com/{query.replace(' ', '-')}/{i}", "title": f"{query} result {i}",
-            "snippet": f"Snippet <b>{i}</b> about {query}"}
+    return {
+        "t": 0,
+        "url": f"https://example.com/{query.replace(' ', '-')}/{i}",
+        "title": f"{query} result {i}",
+        "snippet": f"Snippet <b>{i}</b> about {query}",
+    }
 
 
 def _search_body(query: str, count: int = 3) -> dict:
-    return {"meta": {"id": "m", "node": "us", "ms": 5, "api_balance": 10.0},
-            "data": [_hit(i, query) for i in range(1, count + 1)]}
+    return {
+        "meta": {"id": "m", "node": "us", "ms": 5, "api_balance": 10.0},
+        "data": [_hit(i, query) for i in range(1, count + 1)],
+    }
 
 
 @pytest.fixture
@@ -44,19 +49,32 @@ def mock():
 
 def test_seed000_single_query_search(host, kagi_env, mock):
     """queries: ["rust async patterns"] returns a numbered list with title, URL and snippet."""
-    mock.get(f"{V0}/search", json=_search_body("rust async patterns"),
-             match=[matchers.query_param_matcher({"q": "rust async patterns", "limit": "10"})])
+    mock.get(
+        f"{V0}/search",
+        json=_search_body("rust async patterns"),
+        match=[matchers.query_param_matcher({"q": "rust async patterns", "limit": "10"})],
+    )
     result = host.call("web_search", {"queries": ["rust async patterns"]})
     assert not result.is_error
-    assert result.text.startswith("1. rust async patterns result 1\n   https://example.com/rust-async-patterns/1\n   Snippet 1 about rust async patterns")
+    assert result.text.startswith(
+        "1. rust async patterns result 1\n   https://example.com/rust-async-patterns/1\n   Snippet 1 about rust async patterns"
+    )
     assert "3. rust async patterns result 3" in result.text
 
 
 def test_seed000_multiple_query_search(host, kagi_env, mock):
     """Two queries give one numbered list, the first query's results first."""
     first, second = "pi coding agent extensions", "kagi search API"
-    mock.get(f"{V0}/search", json=_search_body(first, 2), match=[matchers.query_param_matcher({"q": first, "limit": "10"})])
-    mock.get(f"{V0}/search", json=_search_body(second, 2), match=[matchers.query_param_matcher({"q": second, "limit": "10"})])
+    mock.get(
+        f"{V0}/search",
+        json=_search_body(first, 2),
+        match=[matchers.query_param_matcher({"q": first, "limit": "10"})],
+    )
+    mock.get(
+        f"{V0}/search",
+        json=_search_body(second, 2),
+        match=[matchers.query_param_matcher({"q": second, "limit": "10"})],
+    )
     text = host.call("web_search", {"queries": [first, second]}).text
     numbers = [int(n) for n in re.findall(r"^(\d+)\. ", text, re.M)]
     assert numbers == [1, 2, 3, 4]
@@ -66,8 +84,18 @@ def test_seed000_multiple_query_search(host, kagi_env, mock):
 
 def test_seed000_result_format(host, kagi_env, mock):
     """Each result is exactly `N. Title\\n   URL\\n   Snippet`."""
-    mock.get(f"{V0}/search", json={"data": [{"t": 0, "url": "https://a.example/", "title": "A Title", "snippet": "The snippet."}]})
-    assert host.call("web_search", {"queries": ["a"]}).text == "1. A Title\n   https://a.example/\n   The snippet."
+    mock.get(
+        f"{V0}/search",
+        json={
+            "data": [
+                {"t": 0, "url": "https://a.example/", "title": "A Title", "snippet": "The snippet."}
+            ]
+        },
+    )
+    assert (
+        host.call("web_search", {"queries": ["a"]}).text
+        == "1. A Title\n   https://a.example/\n   The snippet."
+    )
 
 
 def test_seed000_output_within_limits(host, kagi_env, mock):
@@ -80,7 +108,10 @@ def test_seed000_output_within_limits(host, kagi_env, mock):
 
 def test_seed000_output_exceeds_limits(host, kagi_env, mock):
     """Over 50KB: truncated, full output in a temp file, notice with omitted lines/bytes and path."""
-    big = [{"t": 0, "url": f"https://e.com/{i}", "title": f"T{i}", "snippet": "x" * 2000} for i in range(50)]
+    big = [
+        {"t": 0, "url": f"https://e.com/{i}", "title": f"T{i}", "snippet": "x" * 2000}
+        for i in range(50)
+    ]
     mock.get(f"{V0}/search", json={"data": big})
     result = host.call("web_search", {"queries": ["q"], "limit": 50})
     notice = re.search(
@@ -102,12 +133,22 @@ def test_seed000_no_api_key_set(host):
     """Without KAGI_API_KEY the error is the seed's sentence, checked at invocation."""
     result = host.call("web_search", {"queries": ["x"]})
     assert result.is_error
-    assert result.text.startswith("KAGI_API_KEY environment variable is not set. Set it to your Kagi API key to use web search.")
+    assert result.text.startswith(
+        "KAGI_API_KEY environment variable is not set. Set it to your Kagi API key to use web search."
+    )
 
 
 def test_seed000_api_returns_http_error(host, kagi_env, mock):
     """A non-2xx status gives the status code and Kagi's message, never the key."""
-    mock.get(f"{V0}/search", status=403, json={"meta": {}, "data": None, "error": [{"code": 2, "msg": f"Forbidden for {SECRET}", "ref": None}]})
+    mock.get(
+        f"{V0}/search",
+        status=403,
+        json={
+            "meta": {},
+            "data": None,
+            "error": [{"code": 2, "msg": f"Forbidden for {SECRET}", "ref": None}],
+        },
+    )
     result = host.call("web_search", {"queries": ["x"]})
     assert result.is_error and "403" in result.text and "Forbidden" in result.text
     assert SECRET not in result.text and SECRET not in repr(result.details)
@@ -120,8 +161,18 @@ def test_seed000_network_failure(host, monkeypatch, write_config):
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    write_config({"providers": [{"name": "kagi", "type": "kagi", "apiKey": SECRET,
-                                 "options": {"baseUrl": f"http://127.0.0.1:{port}/api/v0", "timeoutSeconds": 5}}]})
+    write_config(
+        {
+            "providers": [
+                {
+                    "name": "kagi",
+                    "type": "kagi",
+                    "apiKey": SECRET,
+                    "options": {"baseUrl": f"http://127.0.0.1:{port}/api/v0", "timeoutSeconds": 5},
+                }
+            ]
+        }
+    )
     result = host.call("web_search", {"queries": ["x"]})
     assert result.is_error
     assert "request failed: connection refused" in result.text
@@ -129,7 +180,9 @@ def test_seed000_network_failure(host, monkeypatch, write_config):
 
 def test_seed000_render_call(host):
     """The call shows the tool name and the queries, compactly."""
-    line = host.render_call("web_search", {"queries": ["rust async patterns", "tokio"]}, PlainTheme())
+    line = host.render_call(
+        "web_search", {"queries": ["rust async patterns", "tokio"]}, PlainTheme()
+    )
     assert line == 'web_search "rust async patterns", "tokio"'
     long = host.render_call("web_search", {"queries": ["x" * 300]}, PlainTheme())
     assert len(long) <= len("web_search ") + 100 and long.endswith("…")
@@ -148,14 +201,28 @@ def test_seed000_render_result(host, kagi_env, mock):
 
 
 def _summary(output: str = "Prose summary.", tokens: int = 120) -> dict:
-    return {"meta": {"id": "s", "node": "us-east", "ms": 900}, "data": {"output": output, "tokens": tokens}}
+    return {
+        "meta": {"id": "s", "node": "us-east", "ms": 900},
+        "data": {"output": output, "tokens": tokens},
+    }
 
 
 def test_seed001_summarize_a_web_page_with_default_settings(host, kagi_env, mock):
     """POST with url and summary_type "summary"; the prose summary is returned."""
-    mock.post(f"{V0}/summarize", json=_summary("A long article, in prose."),
-              match=[matchers.json_params_matcher({"url": "https://example.com/long-article", "summary_type": "summary", "engine": "cecil"}),
-                     matchers.header_matcher({"Authorization": f"Bot {SECRET}"})])
+    mock.post(
+        f"{V0}/summarize",
+        json=_summary("A long article, in prose."),
+        match=[
+            matchers.json_params_matcher(
+                {
+                    "url": "https://example.com/long-article",
+                    "summary_type": "summary",
+                    "engine": "cecil",
+                }
+            ),
+            matchers.header_matcher({"Authorization": f"Bot {SECRET}"}),
+        ],
+    )
     result = host.call("summarize", {"url": "https://example.com/long-article"})
     assert not result.is_error and result.text == "A long article, in prose."
 
@@ -163,30 +230,83 @@ def test_seed001_summarize_a_web_page_with_default_settings(host, kagi_env, mock
 def test_seed001_summarize_a_url_as_takeaway_bullet_points(host, kagi_env, mock):
     """summary_type takeaway is sent and the bulleted list returned."""
     bullets = "- Faster builds\n- New API\n- Bug fixes"
-    mock.post(f"{V0}/summarize", json=_summary(bullets),
-              match=[matchers.json_params_matcher({"url": "https://example.com/release-notes", "summary_type": "takeaway", "engine": "cecil"})])
-    result = host.call("summarize", {"url": "https://example.com/release-notes", "summary_type": "takeaway"})
+    mock.post(
+        f"{V0}/summarize",
+        json=_summary(bullets),
+        match=[
+            matchers.json_params_matcher(
+                {
+                    "url": "https://example.com/release-notes",
+                    "summary_type": "takeaway",
+                    "engine": "cecil",
+                }
+            )
+        ],
+    )
+    result = host.call(
+        "summarize", {"url": "https://example.com/release-notes", "summary_type": "takeaway"}
+    )
     assert result.text == bullets
 
 
 def test_seed001_summarize_with_a_target_language(host, kagi_env, mock):
     """target_language DE is sent (lower case accepted, sent upper case)."""
-    mock.post(f"{V0}/summarize", json=_summary("Eine Zusammenfassung."),
-              match=[matchers.json_params_matcher({"url": "https://example.com/article", "summary_type": "summary", "engine": "cecil", "target_language": "DE"})])
-    assert host.call("summarize", {"url": "https://example.com/article", "target_language": "de"}).text == "Eine Zusammenfassung."
+    mock.post(
+        f"{V0}/summarize",
+        json=_summary("Eine Zusammenfassung."),
+        match=[
+            matchers.json_params_matcher(
+                {
+                    "url": "https://example.com/article",
+                    "summary_type": "summary",
+                    "engine": "cecil",
+                    "target_language": "DE",
+                }
+            )
+        ],
+    )
+    assert (
+        host.call("summarize", {"url": "https://example.com/article", "target_language": "de"}).text
+        == "Eine Zusammenfassung."
+    )
 
 
 def test_seed001_summarize_with_default_engine(host, kagi_env, mock):
     """No engine parameter sends engine cecil."""
-    mock.post(f"{V0}/summarize", json=_summary(), match=[matchers.json_params_matcher({"url": "https://example.com/article", "summary_type": "summary", "engine": "cecil"})])
+    mock.post(
+        f"{V0}/summarize",
+        json=_summary(),
+        match=[
+            matchers.json_params_matcher(
+                {"url": "https://example.com/article", "summary_type": "summary", "engine": "cecil"}
+            )
+        ],
+    )
     result = host.call("summarize", {"url": "https://example.com/article"})
     assert result.details["engine"] == "cecil"
 
 
 def test_seed001_summarize_with_agnes_engine(host, kagi_env, mock):
     """engine agnes is sent."""
-    mock.post(f"{V0}/summarize", json=_summary("Formal summary."), match=[matchers.json_params_matcher({"url": "https://example.com/technical-paper", "summary_type": "summary", "engine": "agnes"})])
-    assert host.call("summarize", {"url": "https://example.com/technical-paper", "engine": "agnes"}).text == "Formal summary."
+    mock.post(
+        f"{V0}/summarize",
+        json=_summary("Formal summary."),
+        match=[
+            matchers.json_params_matcher(
+                {
+                    "url": "https://example.com/technical-paper",
+                    "summary_type": "summary",
+                    "engine": "agnes",
+                }
+            )
+        ],
+    )
+    assert (
+        host.call(
+            "summarize", {"url": "https://example.com/technical-paper", "engine": "agnes"}
+        ).text
+        == "Formal summary."
+    )
 
 
 def test_seed001_successful_summary_response(host, kagi_env, mock):
@@ -194,7 +314,12 @@ def test_seed001_successful_summary_response(host, kagi_env, mock):
     mock.post(f"{V0}/summarize", json=_summary("Just the summary.", 543))
     result = host.call("summarize", {"url": "https://example.com/a"})
     assert result.text == "Just the summary."
-    assert result.details == {"url": "https://example.com/a", "summaryType": "summary", "engine": "cecil", "tokens": 543}
+    assert result.details == {
+        "url": "https://example.com/a",
+        "summaryType": "summary",
+        "engine": "cecil",
+        "tokens": 543,
+    }
     assert "543" not in result.text
 
 
@@ -210,7 +335,10 @@ def test_seed001_output_exceeds_limits(host, kagi_env, mock):
     mock.post(f"{V0}/summarize", json=_summary("\n".join(f"- point {i}" for i in range(3000))))
     result = host.call("summarize", {"url": "https://example.com/a"})
     assert "[Output truncated: showing 2000 of 3000 lines" in result.text
-    assert "1000 lines" in result.text and f"Full output saved to: {result.details['fullOutputPath']}]" in result.text
+    assert (
+        "1000 lines" in result.text
+        and f"Full output saved to: {result.details['fullOutputPath']}]" in result.text
+    )
     assert result.details["truncation"]["truncatedBy"] == "lines"
     with open(result.details["fullOutputPath"], encoding="utf-8") as handle:
         assert handle.read().endswith("- point 2999")
@@ -220,14 +348,30 @@ def test_seed001_no_api_key_set(host):
     """Without KAGI_API_KEY the error is the seed's summarize sentence."""
     result = host.call("summarize", {"url": "https://example.com/a"})
     assert result.is_error
-    assert result.text.startswith("KAGI_API_KEY environment variable is not set. Set it to your Kagi API key to use summarize.")
+    assert result.text.startswith(
+        "KAGI_API_KEY environment variable is not set. Set it to your Kagi API key to use summarize."
+    )
 
 
 def test_seed001_api_returns_http_error(host, kagi_env, mock):
     """A non-2xx status gives the code and Kagi's message."""
-    mock.post(f"{V0}/summarize", status=400, json={"meta": {}, "data": None, "error": [{"code": 101, "msg": "Insufficient credit to perform this request.", "ref": None}]})
+    mock.post(
+        f"{V0}/summarize",
+        status=400,
+        json={
+            "meta": {},
+            "data": None,
+            "error": [
+                {"code": 101, "msg": "Insufficient credit to perform this request.", "ref": None}
+            ],
+        },
+    )
     result = host.call("summarize", {"url": "https://example.com/a"})
-    assert result.is_error and "HTTP 400" in result.text and "Insufficient credit to perform this request." in result.text
+    assert (
+        result.is_error
+        and "HTTP 400" in result.text
+        and "Insufficient credit to perform this request." in result.text
+    )
 
 
 def test_seed001_network_failure(host, kagi_env, mock):
@@ -242,7 +386,17 @@ def test_seed001_network_failure(host, kagi_env, mock):
 
 def test_seed001_url_is_inaccessible(host, kagi_env, mock):
     """Kagi's own access-failure response is surfaced."""
-    mock.post(f"{V0}/summarize", status=500, json={"meta": {}, "data": None, "error": [{"code": 200, "msg": "Summarize failed: the page is behind a paywall", "ref": None}]})
+    mock.post(
+        f"{V0}/summarize",
+        status=500,
+        json={
+            "meta": {},
+            "data": None,
+            "error": [
+                {"code": 200, "msg": "Summarize failed: the page is behind a paywall", "ref": None}
+            ],
+        },
+    )
     result = host.call("summarize", {"url": "https://paywalled.example/article"})
     assert result.is_error and "Summarize failed: the page is behind a paywall" in result.text
 
@@ -250,23 +404,47 @@ def test_seed001_url_is_inaccessible(host, kagi_env, mock):
 def test_seed001_render_call(host):
     """The call shows the name, the URL and the summary type when not the default (seed 003 form)."""
     theme = PlainTheme()
-    assert host.render_call("summarize", {"url": "https://example.com/a"}, theme) == 'summarize "https://example.com/a"'
-    assert host.render_call("summarize", {"url": "https://example.com/a", "summary_type": "takeaway"}, theme) == 'summarize "https://example.com/a" (takeaway)'
+    assert (
+        host.render_call("summarize", {"url": "https://example.com/a"}, theme)
+        == 'summarize "https://example.com/a"'
+    )
+    assert (
+        host.render_call(
+            "summarize", {"url": "https://example.com/a", "summary_type": "takeaway"}, theme
+        )
+        == 'summarize "https://example.com/a" (takeaway)'
+    )
 
 
 def test_seed001_render_call_with_non_default_engine(host):
     """A non-default engine is shown alongside the URL and type."""
     theme = PlainTheme()
-    assert host.render_call("summarize", {"url": "https://e.com/p", "engine": "agnes"}, theme) == 'summarize "https://e.com/p" (agnes)'
-    assert host.render_call("summarize", {"url": "https://e.com/p", "summary_type": "takeaway", "engine": "agnes"}, theme) == 'summarize "https://e.com/p" (takeaway, agnes)'
+    assert (
+        host.render_call("summarize", {"url": "https://e.com/p", "engine": "agnes"}, theme)
+        == 'summarize "https://e.com/p" (agnes)'
+    )
+    assert (
+        host.render_call(
+            "summarize",
+            {"url": "https://e.com/p", "summary_type": "takeaway", "engine": "agnes"},
+            theme,
+        )
+        == 'summarize "https://e.com/p" (takeaway, agnes)'
+    )
 
 
 def test_seed001_render_result(host, kagi_env, mock):
     """Collapsed: summary type and token count; expanded: the full summary."""
     mock.post(f"{V0}/summarize", json=_summary("- a\n- b", 1234))
     result = host.call("summarize", {"url": "https://e.com/", "summary_type": "takeaway"})
-    assert host.render_result("summarize", result, RenderOptions(), PlainTheme()) == "Takeaway · 1,234 tokens"
-    assert host.render_result("summarize", result, RenderOptions(expanded=True), PlainTheme()) == "Takeaway · 1,234 tokens\n- a\n- b"
+    assert (
+        host.render_result("summarize", result, RenderOptions(), PlainTheme())
+        == "Takeaway · 1,234 tokens"
+    )
+    assert (
+        host.render_result("summarize", result, RenderOptions(expanded=True), PlainTheme())
+        == "Takeaway · 1,234 tokens\n- a\n- b"
+    )
 
 
 # ---- seed 003: summarize design ---------------------------------------------------------------
@@ -284,5 +462,9 @@ def test_seed003_tool_is_named_summarize_with_seed_parameters(host):
 
 def test_seed003_same_kagi_key_no_additional_configuration(host, kagi_env, mock):
     """summarize uses the same KAGI_API_KEY and Bot header as web_search."""
-    mock.post(f"{V0}/summarize", json=_summary(), match=[matchers.header_matcher({"Authorization": f"Bot {SECRET}"})])
+    mock.post(
+        f"{V0}/summarize",
+        json=_summary(),
+        match=[matchers.header_matcher({"Authorization": f"Bot {SECRET}"})],
+    )
     assert not host.call("summarize", {"url": "https://e.com/"}).is_error

@@ -21,13 +21,30 @@ def exa(write_config):
 @pytest.fixture
 def pages(httpserver, write_config):
     """Loopback pages served to the direct fetcher (allowPrivateNetwork on)."""
-    write_config({"providers": [{"name": "direct", "type": "direct", "options": {"allowPrivateNetwork": True}}]})
-    article = "<html><head><title>Async Rust</title></head><body><article><h1>Async Rust</h1>" + (
-        "<p>Futures are lazy and do nothing unless polled by an executor such as tokio.</p>" * 12
-    ) + "</article><footer>nav junk</footer></body></html>"
-    httpserver.expect_request("/article").respond_with_data(article, content_type="text/html; charset=utf-8")
-    httpserver.expect_request("/plain").respond_with_data("just text\nline two", content_type="text/plain")
-    httpserver.expect_request("/missing").respond_with_data("nope", status=404, content_type="text/plain")
+    write_config(
+        {
+            "providers": [
+                {"name": "direct", "type": "direct", "options": {"allowPrivateNetwork": True}}
+            ]
+        }
+    )
+    article = (
+        "<html><head><title>Async Rust</title></head><body><article><h1>Async Rust</h1>"
+        + (
+            "<p>Futures are lazy and do nothing unless polled by an executor such as tokio.</p>"
+            * 12
+        )
+        + "</article><footer>nav junk</footer></body></html>"
+    )
+    httpserver.expect_request("/article").respond_with_data(
+        article, content_type="text/html; charset=utf-8"
+    )
+    httpserver.expect_request("/plain").respond_with_data(
+        "just text\nline two", content_type="text/plain"
+    )
+    httpserver.expect_request("/missing").respond_with_data(
+        "nope", status=404, content_type="text/plain"
+    )
     return httpserver
 
 
@@ -39,7 +56,9 @@ def test_lone_url_is_folded_into_urls(host, pages):
 
 def test_bad_urls_rejected_before_any_request_naming_each(host, exa):
     """Malformed URLs and other schemes are named; nothing is fetched (strict mock)."""
-    result = host.call("web_fetch", {"urls": ["https://ok.example/", "ftp://files.example/x", "not a url"]})
+    result = host.call(
+        "web_fetch", {"urls": ["https://ok.example/", "ftp://files.example/x", "not a url"]}
+    )
     assert result.is_error
     assert "urls[1]: 'ftp://files.example/x' uses ftp:" in result.text
     assert "urls[2]: 'not a url' is not an absolute URL" in result.text
@@ -69,7 +88,9 @@ def test_no_mode_means_text_and_sections_in_order(host, pages):
 
 def test_every_url_failing_is_an_error(host, pages):
     """When every URL fails the call is an error with one line per URL."""
-    result = host.call("web_fetch", {"urls": [pages.url_for("/missing"), pages.url_for("/missing") + "?2"]})
+    result = host.call(
+        "web_fetch", {"urls": [pages.url_for("/missing"), pages.url_for("/missing") + "?2"]}
+    )
     assert result.is_error
     assert result.text.startswith("web_fetch failed for every URL:\n- ")
     assert result.text.count("HTTP 404 Not Found") == 2
@@ -89,7 +110,9 @@ def test_all_modes_false_is_an_error(host, pages):
 
 def test_text_max_characters_cuts_each_page(host, pages):
     """text_max_characters cuts the page text and says so."""
-    result = host.call("web_fetch", {"urls": [pages.url_for("/article")], "text_max_characters": 50})
+    result = host.call(
+        "web_fetch", {"urls": [pages.url_for("/article")], "text_max_characters": 50}
+    )
     assert "Note: text cut at 50 characters" in result.text
 
 
@@ -98,40 +121,93 @@ def test_exa_fetch_modes_and_partial_failure(host, exa):
     exa.post(
         f"{EXA}/contents",
         match=[
-            matchers.json_params_matcher({"urls": ["https://arxiv.org/abs/2307.06435", "https://example.com/missing"],
-                                          "text": {"maxCharacters": 500}, "highlights": True, "summary": True}),
+            matchers.json_params_matcher(
+                {
+                    "urls": ["https://arxiv.org/abs/2307.06435", "https://example.com/missing"],
+                    "text": {"maxCharacters": 500},
+                    "highlights": True,
+                    "summary": True,
+                }
+            ),
             matchers.header_matcher({"x-api-key": SECRET}),
         ],
         json={
             "requestId": "e49",
-            "results": [{"id": "https://arxiv.org/abs/2307.06435", "url": "https://arxiv.org/abs/2307.06435",
-                         "title": "A Comprehensive Overview of LLMs", "text": "Abstract ...",
-                         "highlights": ["LLMs are large."], "summary": "An overview."}],
-            "statuses": [{"id": "https://arxiv.org/abs/2307.06435", "status": "success", "source": "cached"},
-                         {"id": "https://example.com/missing", "status": "error", "error": {"tag": "CRAWL_NOT_FOUND", "httpStatusCode": 404}}],
+            "results": [
+                {
+                    "id": "https://arxiv.org/abs/2307.06435",
+                    "url": "https://arxiv.org/abs/2307.06435",
+                    "title": "A Comprehensive Overview of LLMs",
+                    "text": "Abstract ...",
+                    "highlights": ["LLMs are large."],
+                    "summary": "An overview.",
+                }
+            ],
+            "statuses": [
+                {"id": "https://arxiv.org/abs/2307.06435", "status": "success", "source": "cached"},
+                {
+                    "id": "https://example.com/missing",
+                    "status": "error",
+                    "error": {"tag": "CRAWL_NOT_FOUND", "httpStatusCode": 404},
+                },
+            ],
         },
     )
-    result = host.call("web_fetch", {"urls": ["https://arxiv.org/abs/2307.06435", "https://example.com/missing"],
-                                     "text": True, "highlights": True, "summary": True, "text_max_characters": 500})
+    result = host.call(
+        "web_fetch",
+        {
+            "urls": ["https://arxiv.org/abs/2307.06435", "https://example.com/missing"],
+            "text": True,
+            "highlights": True,
+            "summary": True,
+            "text_max_characters": 500,
+        },
+    )
     assert not result.is_error
     assert "## [1/2] A Comprehensive Overview of LLMs" in result.text
-    assert "Summary:\nAn overview.\n\nHighlights:\n- LLMs are large.\n\nText:\nAbstract ..." in result.text
-    assert "## [2/2] https://example.com/missing (failed)\nURL: https://example.com/missing\nError: CRAWL_NOT_FOUND (HTTP 404)" in result.text
+    assert (
+        "Summary:\nAn overview.\n\nHighlights:\n- LLMs are large.\n\nText:\nAbstract ..."
+        in result.text
+    )
+    assert (
+        "## [2/2] https://example.com/missing (failed)\nURL: https://example.com/missing\nError: CRAWL_NOT_FOUND (HTTP 404)"
+        in result.text
+    )
     assert result.details["urls"][1]["code"] == "CRAWL_NOT_FOUND"
 
 
 def test_exa_whole_request_error_fails_every_url(host, exa):
     """A whole-request Exa error (402) fails each URL with the status, tag and message."""
-    exa.post(f"{EXA}/contents", status=402, json={"error": "You have exceeded your credits limit.", "tag": "NO_MORE_CREDITS"})
+    exa.post(
+        f"{EXA}/contents",
+        status=402,
+        json={"error": "You have exceeded your credits limit.", "tag": "NO_MORE_CREDITS"},
+    )
     result = host.call("web_fetch", {"urls": ["https://a.example/"]})
     assert result.is_error
-    assert "HTTP 402" in result.text and "NO_MORE_CREDITS" in result.text and "credits limit" in result.text
+    assert (
+        "HTTP 402" in result.text
+        and "NO_MORE_CREDITS" in result.text
+        and "credits limit" in result.text
+    )
     assert SECRET not in result.text
 
 
 def test_large_fetch_output_is_truncated_to_a_temp_file(host, exa):
     """Output over 50KB is truncated as a whole with the notice and the full text saved."""
-    exa.post(f"{EXA}/contents", json={"results": [{"id": "https://a.example/", "url": "https://a.example/", "title": "Big", "text": "word " * 30000}],
-                                        "statuses": [{"id": "https://a.example/", "status": "success"}]})
+    exa.post(
+        f"{EXA}/contents",
+        json={
+            "results": [
+                {
+                    "id": "https://a.example/",
+                    "url": "https://a.example/",
+                    "title": "Big",
+                    "text": "word " * 30000,
+                }
+            ],
+            "statuses": [{"id": "https://a.example/", "status": "success"}],
+        },
+    )
     result = host.call("web_fetch", {"urls": ["https://a.example/"], "text_max_characters": 200000})
     assert "[Output truncated: " in result.text and result.details["fullOutputPath"] in result.text

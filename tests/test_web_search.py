@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import responses
 import pytest
-from responses import matchers
-
+import responses
 from pi_hostspec import ToolContext
+from responses import matchers
 
 from .conftest import SECRET
 
@@ -22,7 +21,9 @@ def mock(monkeypatch):
 
 
 def _body(*titles, related=None, balance=None):
-    data = [{"t": 0, "url": f"https://e.com/{t}", "title": t, "snippet": f"about {t}"} for t in titles]
+    data = [
+        {"t": 0, "url": f"https://e.com/{t}", "title": t, "snippet": f"about {t}"} for t in titles
+    ]
     if related:
         data.append({"t": 1, "list": related})
     meta = {"api_balance": balance} if balance is not None else {}
@@ -31,16 +32,28 @@ def _body(*titles, related=None, balance=None):
 
 def test_lone_query_is_folded_into_queries(host, mock):
     """A lone `query` string is accepted."""
-    mock.get(f"{V0}/search", json=_body("a"), match=[matchers.query_param_matcher({"q": "solo", "limit": "10"})])
+    mock.get(
+        f"{V0}/search",
+        json=_body("a"),
+        match=[matchers.query_param_matcher({"q": "solo", "limit": "10"})],
+    )
     result = host.call("web_search", {"query": "solo"})
     assert not result.is_error and result.details["queries"] == ["solo"]
 
 
 def test_one_failed_query_does_not_sink_the_others(host, mock):
     """A failing query reports its error in place; the call succeeds."""
-    mock.get(f"{V0}/search", json=_body("a1", "a2"), match=[matchers.query_param_matcher({"q": "good", "limit": "10"})])
-    mock.get(f"{V0}/search", status=400, json={"data": None, "error": [{"code": 1, "msg": "Bad query", "ref": None}]},
-             match=[matchers.query_param_matcher({"q": "bad", "limit": "10"})])
+    mock.get(
+        f"{V0}/search",
+        json=_body("a1", "a2"),
+        match=[matchers.query_param_matcher({"q": "good", "limit": "10"})],
+    )
+    mock.get(
+        f"{V0}/search",
+        status=400,
+        json={"data": None, "error": [{"code": 1, "msg": "Bad query", "ref": None}]},
+        match=[matchers.query_param_matcher({"q": "bad", "limit": "10"})],
+    )
     result = host.call("web_search", {"queries": ["good", "bad"]})
     assert not result.is_error
     assert 'Query: "bad"\nError: Kagi: HTTP 400 Bad Request: Bad query (code 1)' in result.text
@@ -53,11 +66,15 @@ def test_one_failed_query_does_not_sink_the_others(host, mock):
 def test_every_query_failing_is_an_error(host, mock):
     """When every query fails the call is an error listing each one."""
     for query in ("a", "b"):
-        mock.get(f"{V0}/search", status=401, json={"data": None, "error": [{"code": 2, "msg": "Unauthorized", "ref": None}]},
-                 match=[matchers.query_param_matcher({"q": query, "limit": "10"})])
+        mock.get(
+            f"{V0}/search",
+            status=401,
+            json={"data": None, "error": [{"code": 2, "msg": "Unauthorized", "ref": None}]},
+            match=[matchers.query_param_matcher({"q": query, "limit": "10"})],
+        )
     result = host.call("web_search", {"queries": ["a", "b"]})
     assert result.is_error
-    assert result.text.startswith("web_search failed for every query:\n- \"a\": Kagi: HTTP 401")
+    assert result.text.startswith('web_search failed for every query:\n- "a": Kagi: HTTP 401')
     assert len(result.details["perQuery"]) == 2
 
 
@@ -77,8 +94,24 @@ def test_related_searches_follow_the_list(host, mock):
 
 def test_published_date_is_an_extra_line(host, mock):
     """A published date adds an indented line after the snippet."""
-    mock.get(f"{V0}/search", json={"data": [{"t": 0, "url": "https://e.com/", "title": "T", "snippet": "S", "published": "2023-01-18T03:05:23+00:00"}]})
-    assert host.call("web_search", {"queries": ["q"]}).text == "1. T\n   https://e.com/\n   S\n   Published: 2023-01-18"
+    mock.get(
+        f"{V0}/search",
+        json={
+            "data": [
+                {
+                    "t": 0,
+                    "url": "https://e.com/",
+                    "title": "T",
+                    "snippet": "S",
+                    "published": "2023-01-18T03:05:23+00:00",
+                }
+            ]
+        },
+    )
+    assert (
+        host.call("web_search", {"queries": ["q"]}).text
+        == "1. T\n   https://e.com/\n   S\n   Published: 2023-01-18"
+    )
 
 
 def test_details_hold_balance_provider_and_counts(host, mock):
@@ -91,16 +124,37 @@ def test_details_hold_balance_provider_and_counts(host, mock):
 
 def test_default_limit_from_options(host, mock, write_config):
     """options.defaultSearchLimit is the default limit; the argument overrides it."""
-    write_config({"providers": [{"name": "kagi", "type": "kagi", "apiKey": SECRET, "options": {"defaultSearchLimit": 4}}]})
-    mock.get(f"{V0}/search", json=_body("a"), match=[matchers.query_param_matcher({"q": "q", "limit": "4"})])
-    mock.get(f"{V0}/search", json=_body("a"), match=[matchers.query_param_matcher({"q": "q", "limit": "2"})])
+    write_config(
+        {
+            "providers": [
+                {
+                    "name": "kagi",
+                    "type": "kagi",
+                    "apiKey": SECRET,
+                    "options": {"defaultSearchLimit": 4},
+                }
+            ]
+        }
+    )
+    mock.get(
+        f"{V0}/search",
+        json=_body("a"),
+        match=[matchers.query_param_matcher({"q": "q", "limit": "4"})],
+    )
+    mock.get(
+        f"{V0}/search",
+        json=_body("a"),
+        match=[matchers.query_param_matcher({"q": "q", "limit": "2"})],
+    )
     host.call("web_search", {"queries": ["q"]})
     host.call("web_search", {"queries": ["q"], "limit": 2})
 
 
 def test_kagi_refuses_filters_it_cannot_honour(host, mock):
     """Kagi cannot filter by date or category: a clear error, no request sent."""
-    result = host.call("web_search", {"queries": ["q"], "category": "news", "start_published_date": "2025-01-01"})
+    result = host.call(
+        "web_search", {"queries": ["q"], "category": "news", "start_published_date": "2025-01-01"}
+    )
     assert result.is_error
     assert "cannot filter by start_published_date, category" in result.text
 
@@ -137,7 +191,19 @@ def test_partial_updates_are_sent(host, mock):
 
 def test_web_text_is_cleaned_of_control_characters(host, mock):
     """ANSI escapes and control characters from results never reach the model."""
-    mock.get(f"{V0}/search", json={"data": [{"t": 0, "url": "https://e.com/\x1b[2J", "title": "T\x1b]0;pwned\x07itle", "snippet": "a\x1b[31mred\x1b[0m\x08b"}]})
+    mock.get(
+        f"{V0}/search",
+        json={
+            "data": [
+                {
+                    "t": 0,
+                    "url": "https://e.com/\x1b[2J",
+                    "title": "T\x1b]0;pwned\x07itle",
+                    "snippet": "a\x1b[31mred\x1b[0m\x08b",
+                }
+            ]
+        },
+    )
     text = host.call("web_search", {"queries": ["q"]}).text
     assert "\x1b" not in text and "\x07" not in text and "\x08" not in text
     assert text == "1. Title\n   https://e.com/\n   aredb"
@@ -146,6 +212,8 @@ def test_web_text_is_cleaned_of_control_characters(host, mock):
 def test_description_mentions_sources_limits_and_untrusted(host):
     """The description is seed 000's, plus truncation limits and the untrusted-content note."""
     description = host.get_tool("web_search").description
-    assert description.startswith("Search the web for real-time information using one or more queries.")
+    assert description.startswith(
+        "Search the web for real-time information using one or more queries."
+    )
     assert 'include a "Sources" section' in description
     assert "2000 lines or 50KB" in description and "untrusted web content" in description

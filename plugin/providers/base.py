@@ -6,7 +6,8 @@ the only seam between them.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional, Protocol
+from collections.abc import Callable
+from typing import Any, Protocol
 
 import attrs
 from attrs import field, frozen
@@ -30,7 +31,7 @@ FETCH = "fetch"
 SUMMARIZE = "summarize"
 
 
-def option(default: Any, *, key: str, kind: str, check: Optional[Callable[[Any], Optional[str]]] = None):
+def option(default: Any, *, key: str, kind: str, check: Callable[[Any], str | None] | None = None):
     """Declare one provider option: its JSON key, JSON kind and an optional value check.
 
     *kind* is ``string``, ``number``, ``integer``, ``boolean`` or ``string-list``; *check*
@@ -39,7 +40,7 @@ def option(default: Any, *, key: str, kind: str, check: Optional[Callable[[Any],
     return field(default=default, metadata={"key": key, "kind": kind, "check": check})
 
 
-def _http_url(value: str) -> Optional[str]:
+def _http_url(value: str) -> str | None:
     from urllib.parse import urlsplit
 
     parts = urlsplit(value)
@@ -48,14 +49,14 @@ def _http_url(value: str) -> Optional[str]:
     return None
 
 
-def _positive(value: float) -> Optional[str]:
+def _positive(value: float) -> str | None:
     return None if value > 0 else "must be greater than 0"
 
 
-def limit_between(low: int, high: int) -> Callable[[int], Optional[str]]:
+def limit_between(low: int, high: int) -> Callable[[int], str | None]:
     """A check that an integer option lies in ``low..high``."""
 
-    def check(value: int) -> Optional[str]:
+    def check(value: int) -> str | None:
         return None if low <= value <= high else f"must be between {low} and {high}"
 
     return check
@@ -65,8 +66,10 @@ def limit_between(low: int, high: int) -> Callable[[int], Optional[str]]:
 class CommonOptions:
     """Options every provider understands."""
 
-    base_url: Optional[str] = option(None, key="baseUrl", kind="string", check=_http_url)
-    timeout_seconds: Optional[float] = option(None, key="timeoutSeconds", kind="number", check=_positive)
+    base_url: str | None = option(None, key="baseUrl", kind="string", check=_http_url)
+    timeout_seconds: float | None = option(
+        None, key="timeoutSeconds", kind="number", check=_positive
+    )
 
 
 @frozen(kw_only=True)
@@ -74,12 +77,12 @@ class SearchRequest:
     """One query to run, with the optional filters of ``web_search``."""
 
     query: str
-    limit: Optional[int] = None
+    limit: int | None = None
     include_domains: tuple[str, ...] = ()
     exclude_domains: tuple[str, ...] = ()
-    start_published_date: Optional[str] = None
-    end_published_date: Optional[str] = None
-    category: Optional[str] = None
+    start_published_date: str | None = None
+    end_published_date: str | None = None
+    category: str | None = None
 
 
 @frozen(kw_only=True)
@@ -89,9 +92,9 @@ class SearchHit:
     title: str
     url: str
     snippet: str = ""
-    published: Optional[str] = None
-    author: Optional[str] = None
-    score: Optional[float] = None
+    published: str | None = None
+    author: str | None = None
+    score: float | None = None
 
 
 @frozen(kw_only=True)
@@ -100,7 +103,7 @@ class SearchResponse:
 
     hits: tuple[SearchHit, ...] = ()
     related: tuple[str, ...] = ()
-    balance: Optional[float] = None
+    balance: float | None = None
 
 
 @frozen(kw_only=True)
@@ -111,7 +114,7 @@ class FetchRequest:
     text: bool = True
     highlights: bool = False
     summary: bool = False
-    text_max_characters: Optional[int] = None
+    text_max_characters: int | None = None
 
 
 @frozen(kw_only=True)
@@ -120,17 +123,17 @@ class FetchedPage:
 
     url: str
     ok: bool
-    title: Optional[str] = None
-    final_url: Optional[str] = None
-    content_type: Optional[str] = None
-    text: Optional[str] = None
+    title: str | None = None
+    final_url: str | None = None
+    content_type: str | None = None
+    text: str | None = None
     highlights: tuple[str, ...] = ()
-    summary: Optional[str] = None
-    published: Optional[str] = None
-    author: Optional[str] = None
-    error: Optional[str] = None
-    status: Optional[int] = None
-    code: Optional[str] = None
+    summary: str | None = None
+    published: str | None = None
+    author: str | None = None
+    error: str | None = None
+    status: int | None = None
+    code: str | None = None
     notes: tuple[str, ...] = ()
 
 
@@ -148,7 +151,7 @@ class SummarizeRequest:
     url: str
     summary_type: str = "summary"
     engine: str = "cecil"
-    target_language: Optional[str] = None
+    target_language: str | None = None
 
 
 @frozen(kw_only=True)
@@ -156,8 +159,8 @@ class SummaryResponse:
     """The summary text verbatim, the token count, and the balance when known."""
 
     output: str
-    tokens: Optional[int] = None
-    balance: Optional[float] = None
+    tokens: int | None = None
+    balance: float | None = None
 
 
 class Provider(Protocol):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import html
 import re
-from typing import Any, Optional
+from typing import Any
 
 from attrs import frozen
 
@@ -36,7 +36,7 @@ V1_KEY_HINT = (
 )
 
 
-def _api_version(value: str) -> Optional[str]:
+def _api_version(value: str) -> str | None:
     return None if value in ("v0", "v1") else 'must be "v0" or "v1"'
 
 
@@ -45,7 +45,7 @@ class KagiOptions(CommonOptions):
     """Options of a ``kagi`` provider."""
 
     api_version: str = option("v0", key="apiVersion", kind="string", check=_api_version)
-    default_search_limit: Optional[int] = option(
+    default_search_limit: int | None = option(
         None, key="defaultSearchLimit", kind="integer", check=limit_between(1, 50)
     )
 
@@ -61,7 +61,7 @@ def clean_snippet(text: Any) -> str:
     return " ".join(text.split())
 
 
-def kagi_error_text(body: Any) -> Optional[tuple[str, Optional[str]]]:
+def kagi_error_text(body: Any) -> tuple[str, str | None] | None:
     """Kagi's own error words: v0 ``error[].msg`` (with code) or v1 ``error(s)[].message``."""
     if not isinstance(body, dict):
         return None
@@ -88,7 +88,7 @@ def _list(value: Any) -> list:
     return value if isinstance(value, list) else []
 
 
-def _balance(body: Any) -> Optional[float]:
+def _balance(body: Any) -> float | None:
     meta = body.get("meta") if isinstance(body, dict) else None
     value = meta.get("api_balance") if isinstance(meta, dict) else None
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
@@ -152,7 +152,9 @@ class KagiProvider:
         limit = request.limit or self.options.default_search_limit or DEFAULT_LIMIT
         query = self._query(request)
         if self.api_version == "v1":
-            body = self._call("POST", "/search", json_body={"query": query, "limit": limit}, ctx=ctx)
+            body = self._call(
+                "POST", "/search", json_body={"query": query, "limit": limit}, ctx=ctx
+            )
             return self._parse_v1(body, limit)
         body = self._call("GET", "/search", params={"q": query, "limit": limit}, ctx=ctx)
         return self._parse_v0(body, limit)
@@ -162,7 +164,9 @@ class KagiProvider:
             raise self._shape_error("the body is not an object")
         data = body.get("data")
         if not isinstance(data, list):
-            raise self._shape_error(f"'data' should be a list of results, got {type(data).__name__}")
+            raise self._shape_error(
+                f"'data' should be a list of results, got {type(data).__name__}"
+            )
         hits, related = [], []
         for item in data:
             if not isinstance(item, dict):
@@ -185,7 +189,9 @@ class KagiProvider:
                     published=published,
                 )
             )
-        return SearchResponse(hits=tuple(hits[:limit]), related=tuple(related), balance=_balance(body))
+        return SearchResponse(
+            hits=tuple(hits[:limit]), related=tuple(related), balance=_balance(body)
+        )
 
     def _parse_v1(self, body: Any, limit: int) -> SearchResponse:
         if not isinstance(body, dict):
@@ -214,9 +220,13 @@ class KagiProvider:
         for entry in _list(data.get("related_search")):
             if isinstance(entry, str):
                 related.append(entry)
-            elif isinstance(entry, dict) and isinstance(entry.get("title") or entry.get("query"), str):
+            elif isinstance(entry, dict) and isinstance(
+                entry.get("title") or entry.get("query"), str
+            ):
                 related.append(entry.get("title") or entry.get("query"))
-        return SearchResponse(hits=tuple(hits[:limit]), related=tuple(related), balance=_balance(body))
+        return SearchResponse(
+            hits=tuple(hits[:limit]), related=tuple(related), balance=_balance(body)
+        )
 
     def _summarize_base(self) -> str:
         """The summarizer lives on v0 only: a v1 base URL ending in /v1 maps to /v0."""
@@ -228,7 +238,11 @@ class KagiProvider:
 
     def summarize(self, request: SummarizeRequest, ctx: Any) -> SummaryResponse:
         """Summarize a URL with the Universal Summarizer (always API v0); output verbatim."""
-        body: dict = {"url": request.url, "summary_type": request.summary_type, "engine": request.engine}
+        body: dict = {
+            "url": request.url,
+            "summary_type": request.summary_type,
+            "engine": request.engine,
+        }
         if request.target_language:
             body["target_language"] = request.target_language
         base = self._summarize_base()
@@ -238,10 +252,14 @@ class KagiProvider:
             raise self._shape_error("the body is not an object")
         data = result.get("data")
         if not isinstance(data, dict):
-            raise self._shape_error(f"'data' should be an object with 'output', got {type(data).__name__}")
+            raise self._shape_error(
+                f"'data' should be an object with 'output', got {type(data).__name__}"
+            )
         output = data.get("output")
         if not isinstance(output, str):
-            raise self._shape_error(f"'data.output' should be a string, got {type(output).__name__}")
+            raise self._shape_error(
+                f"'data.output' should be a string, got {type(output).__name__}"
+            )
         tokens = data.get("tokens")
         tokens = tokens if isinstance(tokens, int) and not isinstance(tokens, bool) else None
         return SummaryResponse(output=output, tokens=tokens, balance=_balance(result))

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable, Optional, Sequence, TypeVar
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 import attrs
 from pi_hostspec.types import ToolContext, ToolError, ToolResult
@@ -41,7 +42,9 @@ def _scrub(value: Any, redact: Callable[[str], str]) -> Any:
     return value
 
 
-def redacting(execute: Callable[[dict, ToolContext], ToolResult]) -> Callable[[dict, ToolContext], ToolResult]:
+def redacting(
+    execute: Callable[[dict, ToolContext], ToolResult],
+) -> Callable[[dict, ToolContext], ToolResult]:
     """Wrap a tool's ``execute`` so no configured API key leaves it: not in the result's text or
     details, a :class:`ToolError`'s message or details, nor a partial result sent to the host.
 
@@ -55,7 +58,9 @@ def redacting(execute: Callable[[dict, ToolContext], ToolResult]) -> Callable[[d
 
         def clean(result: ToolResult) -> ToolResult:
             return ToolResult(
-                content=[attrs.evolve(part, text=redact_secrets(part.text)) for part in result.content],
+                content=[
+                    attrs.evolve(part, text=redact_secrets(part.text)) for part in result.content
+                ],
                 details=_scrub(result.details, redact_secrets),
                 is_error=result.is_error,
             )
@@ -75,7 +80,7 @@ def redacting(execute: Callable[[dict, ToolContext], ToolResult]) -> Callable[[d
     return run
 
 
-def resolve(capability: str, requested: Optional[str]) -> tuple[Any, Any, Any]:
+def resolve(capability: str, requested: str | None) -> tuple[Any, Any, Any]:
     """(provider, provider config, config) for *capability*; config problems become ToolErrors."""
     from ..errors import ConfigError
     from ..registry import resolve_provider
@@ -90,7 +95,7 @@ def run_all(
     items: Sequence[T],
     work: Callable[[T], R],
     *,
-    on_done: Optional[Callable[[int, int], None]] = None,
+    on_done: Callable[[int, int], None] | None = None,
     max_workers: int = MAX_WORKERS,
 ) -> list[R | BaseException]:
     """Run *work* on every item concurrently (bounded); results or exceptions in item order."""

@@ -74,9 +74,13 @@ def check_url(url: str, field: str = "url") -> str:
     except ValueError:
         parts, host = None, None
     if parts is None or not parts.scheme or not host:
-        raise ToolError(f"{field}: {quoted(url)} is not an absolute URL (expected http:// or https://...)")
+        raise ToolError(
+            f"{field}: {quoted(url)} is not an absolute URL (expected http:// or https://...)"
+        )
     if parts.scheme.lower() not in ("http", "https"):
-        raise ToolError(f"{field}: {quoted(url)} uses {quoted(parts.scheme, 20)[1:-1]}:, only http and https are supported")
+        raise ToolError(
+            f"{field}: {quoted(url)} uses {quoted(parts.scheme, 20)[1:-1]}:, only http and https are supported"
+        )
     if any(ch.isspace() for ch in candidate):
         raise ToolError(f"{field}: {quoted(url)} contains whitespace")
     return candidate
@@ -105,13 +109,17 @@ def execute(args: dict, ctx: ToolContext) -> ToolResult:
                 f"target_language: {quoted(args['target_language'], 40)} is not a language Kagi's summarizer "
                 f"supports. Use one of: {', '.join(allowed)}."
             )
-    request = SummarizeRequest(url=url, summary_type=summary_type, engine=engine, target_language=language)
+    request = SummarizeRequest(
+        url=url, summary_type=summary_type, engine=engine, target_language=language
+    )
     ctx.update(ToolResult(content="Summarizing...", details={"partial": True, "url": url}))
     details: dict = {"url": url, "summaryType": summary_type, "engine": engine}
     try:
         response = provider.summarize(request, ctx)
     except ProviderError as exc:
-        raise ToolError(f"summarize failed: {exc}", details={**details, "error": exc.to_dict()}) from None
+        raise ToolError(
+            f"summarize failed: {exc}", details={**details, "error": exc.to_dict()}
+        ) from None
     details["tokens"] = response.tokens
     output = truncate_output(redact_secrets(strip_control(response.output)), prefix="pi-summarize")
     details.update(output.details())

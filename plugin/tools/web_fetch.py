@@ -32,7 +32,10 @@ PARAMETERS: dict = {
             "minItems": 1,
             "maxItems": 20,
         },
-        "text": {"type": "boolean", "description": "Return the page text (the default when no mode is set)."},
+        "text": {
+            "type": "boolean",
+            "description": "Return the page text (the default when no mode is set).",
+        },
         "highlights": {"type": "boolean", "description": "Return key excerpts (Exa)."},
         "summary": {"type": "boolean", "description": "Return a short summary (Exa)."},
         "text_max_characters": {
@@ -95,7 +98,9 @@ def execute(args: dict, ctx: ToolContext) -> ToolResult:
     if not any(args.get(name) is not None for name in modes):
         modes["text"] = True
     if not any(modes.values()):
-        raise ToolError("Nothing to fetch: set text, highlights or summary to true (text is the default).")
+        raise ToolError(
+            "Nothing to fetch: set text, highlights or summary to true (text is the default)."
+        )
     provider, pconf, config = resolve("fetch", args.get("provider"))
     offered = getattr(provider, "fetch_modes", frozenset({"text"}))
     missing = [name for name, wanted in modes.items() if wanted and name not in offered]
@@ -106,16 +111,29 @@ def execute(args: dict, ctx: ToolContext) -> ToolResult:
         )
     max_chars = args.get("text_max_characters")
     if max_chars is None:
-        max_chars = getattr(pconf.options, "default_fetch_text_max_characters", None) or DEFAULT_TEXT_MAX_CHARACTERS
+        max_chars = (
+            getattr(pconf.options, "default_fetch_text_max_characters", None)
+            or DEFAULT_TEXT_MAX_CHARACTERS
+        )
     request = FetchRequest(urls=tuple(urls), text_max_characters=int(max_chars), **modes)
-    ctx.update(ToolResult(content=f"Fetching {len(urls)} URL(s)...", details={"partial": True, "urls": urls}))
+    ctx.update(
+        ToolResult(
+            content=f"Fetching {len(urls)} URL(s)...", details={"partial": True, "urls": urls}
+        )
+    )
     try:
         pages = list(provider.fetch(request, ctx).pages)
     except ProviderError as exc:
-        pages = [FetchedPage(url=url, ok=False, error=str(exc), status=exc.status, code=exc.code) for url in urls]
+        pages = [
+            FetchedPage(url=url, ok=False, error=str(exc), status=exc.status, code=exc.code)
+            for url in urls
+        ]
     if len(pages) != len(urls):  # a provider must answer for every URL; never lose one silently
         by_url = {page.url: page for page in pages}
-        pages = [by_url.get(url) or FetchedPage(url=url, ok=False, error="no result returned") for url in urls]
+        pages = [
+            by_url.get(url) or FetchedPage(url=url, ok=False, error="no result returned")
+            for url in urls
+        ]
 
     fetched = sum(1 for page in pages if page.ok)
     details: dict = {
@@ -133,7 +151,8 @@ def execute(args: dict, ctx: ToolContext) -> ToolResult:
             message = f"web_fetch failed for {pages[0].url}: {details['urls'][0].get('error', 'unknown error')}"
         else:
             message = "web_fetch failed for every URL:\n" + "\n".join(
-                f"- {facts['url']}: {facts.get('error', 'unknown error')}" for facts in details["urls"]
+                f"- {facts['url']}: {facts.get('error', 'unknown error')}"
+                for facts in details["urls"]
             )
         raise ToolError(message, details=details)
     output = truncate_output(text, prefix="pi-web-fetch")

@@ -53,7 +53,10 @@ PARAMETERS: dict = {
             "minimum": 1,
             "maximum": 50,
         },
-        "include_domains": {**_DOMAINS, "description": "Only return results from these domains, e.g. [\"docs.python.org\"]."},
+        "include_domains": {
+            **_DOMAINS,
+            "description": 'Only return results from these domains, e.g. ["docs.python.org"].',
+        },
         "exclude_domains": {**_DOMAINS, "description": "Never return results from these domains."},
         "start_published_date": {
             "type": "string",
@@ -80,7 +83,13 @@ PARAMETERS: dict = {
     "required": ["queries"],
     "additionalProperties": False,
 }
-_FILTERS = ("include_domains", "exclude_domains", "start_published_date", "end_published_date", "category")
+_FILTERS = (
+    "include_domains",
+    "exclude_domains",
+    "start_published_date",
+    "end_published_date",
+    "category",
+)
 
 
 def prepare_arguments(args: Any) -> Any:
@@ -108,7 +117,9 @@ def execute(args: dict, ctx: ToolContext) -> ToolResult:
     queries = [q.strip() for q in args["queries"]]
     provider, pconf, config = resolve("search", args.get("provider"))
     supported = getattr(provider, "search_filters", frozenset())
-    unsupported = [name for name in _FILTERS if args.get(name) not in (None, []) and name not in supported]
+    unsupported = [
+        name for name in _FILTERS if args.get(name) not in (None, []) and name not in supported
+    ]
     if unsupported:
         raise ToolError(
             f"Provider {pconf.name!r} ({pconf.type}) cannot filter by {', '.join(unsupported)}. "
@@ -129,7 +140,11 @@ def execute(args: dict, ctx: ToolContext) -> ToolResult:
     ]
 
     def progress(done: int, total: int) -> None:
-        ctx.update(ToolResult(content=f"Searching... {done}/{total} queries done", details={"partial": True}))
+        ctx.update(
+            ToolResult(
+                content=f"Searching... {done}/{total} queries done", details={"partial": True}
+            )
+        )
 
     ctx.update(ToolResult(content="Searching...", details={"partial": True, "queries": queries}))
     outcomes = run_all(requests_, lambda r: provider.search(r, ctx), on_done=progress)
@@ -137,7 +152,7 @@ def execute(args: dict, ctx: ToolContext) -> ToolResult:
 
     per_query = []
     balance = None
-    for query, outcome in zip(queries, outcomes):
+    for query, outcome in zip(queries, outcomes, strict=True):
         if isinstance(outcome, BaseException):
             per_query.append({"query": query, "count": 0, "error": _error_text(outcome)})
         else:

@@ -4,8 +4,9 @@ fault server, and what each provider's error bodies look like."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from ..conftest import SECRET
 from .conftest import TIMEOUT
@@ -28,10 +29,14 @@ def kagi_config(server: FaultServer, timeout: float = TIMEOUT, **options) -> dic
     """Kagi (v0) pointed at the fault server."""
     return {
         "defaultProvider": "kagi",
-        "providers": [{
-            "name": "kagi", "type": "kagi", "apiKey": SECRET,
-            "options": {"baseUrl": server.url("/api/v0"), "timeoutSeconds": timeout, **options},
-        }],
+        "providers": [
+            {
+                "name": "kagi",
+                "type": "kagi",
+                "apiKey": SECRET,
+                "options": {"baseUrl": server.url("/api/v0"), "timeoutSeconds": timeout, **options},
+            }
+        ],
     }
 
 
@@ -39,10 +44,14 @@ def exa_config(server: FaultServer, timeout: float = TIMEOUT, **options) -> dict
     """Exa pointed at the fault server."""
     return {
         "defaultProvider": "exa",
-        "providers": [{
-            "name": "exa", "type": "exa", "apiKey": SECRET,
-            "options": {"baseUrl": server.url(), "timeoutSeconds": timeout, **options},
-        }],
+        "providers": [
+            {
+                "name": "exa",
+                "type": "exa",
+                "apiKey": SECRET,
+                "options": {"baseUrl": server.url(), "timeoutSeconds": timeout, **options},
+            }
+        ],
     }
 
 
@@ -51,10 +60,20 @@ def direct_config(server: FaultServer, timeout: float = TIMEOUT, **options) -> d
     return {
         "defaultProvider": "kagi",
         "providers": [
-            {"name": "kagi", "type": "kagi", "apiKey": SECRET,
-             "options": {"baseUrl": f"http://127.0.0.1:{unused_port()}/api/v0", "timeoutSeconds": timeout}},
-            {"name": "direct", "type": "direct",
-             "options": {"allowPrivateNetwork": True, "timeoutSeconds": timeout, **options}},
+            {
+                "name": "kagi",
+                "type": "kagi",
+                "apiKey": SECRET,
+                "options": {
+                    "baseUrl": f"http://127.0.0.1:{unused_port()}/api/v0",
+                    "timeoutSeconds": timeout,
+                },
+            },
+            {
+                "name": "direct",
+                "type": "direct",
+                "options": {"allowPrivateNetwork": True, "timeoutSeconds": timeout, **options},
+            },
         ],
     }
 
@@ -81,11 +100,21 @@ class Target:
         return self.id
 
 
-KAGI_SEARCH = Target("kagi-search", "kagi", "web_search", kagi_config, lambda s: {"queries": ["fault test"]})
-KAGI_SUMMARIZE = Target("kagi-summarize", "kagi", "summarize", kagi_config, lambda s: {"url": "https://example.com/a"})
-EXA_SEARCH = Target("exa-search", "exa", "web_search", exa_config, lambda s: {"queries": ["fault test"]})
-EXA_FETCH = Target("exa-fetch", "exa", "web_fetch", exa_config, lambda s: {"urls": ["https://example.com/a"]})
-DIRECT_FETCH = Target("direct-fetch", "direct", "web_fetch", direct_config, lambda s: {"urls": [secret_url(s)]})
+KAGI_SEARCH = Target(
+    "kagi-search", "kagi", "web_search", kagi_config, lambda s: {"queries": ["fault test"]}
+)
+KAGI_SUMMARIZE = Target(
+    "kagi-summarize", "kagi", "summarize", kagi_config, lambda s: {"url": "https://example.com/a"}
+)
+EXA_SEARCH = Target(
+    "exa-search", "exa", "web_search", exa_config, lambda s: {"queries": ["fault test"]}
+)
+EXA_FETCH = Target(
+    "exa-fetch", "exa", "web_fetch", exa_config, lambda s: {"urls": ["https://example.com/a"]}
+)
+DIRECT_FETCH = Target(
+    "direct-fetch", "direct", "web_fetch", direct_config, lambda s: {"urls": [secret_url(s)]}
+)
 
 
 # --------------------------------------------------------------------------- error bodies
@@ -116,13 +145,22 @@ def error_reply(family: str, status: int, headers: dict | None = None) -> Reply:
     """How each provider's API (or a web server) answers *status*."""
     if family == "kagi" and status in _KAGI:
         code, msg = _KAGI[status]
-        return json_reply({"meta": {"id": "x"}, "data": None, "error": [{"code": code, "msg": msg, "ref": None}]},
-                          status, headers)
+        return json_reply(
+            {"meta": {"id": "x"}, "data": None, "error": [{"code": code, "msg": msg, "ref": None}]},
+            status,
+            headers,
+        )
     if family == "exa" and status in _EXA:
         tag, msg = _EXA[status]
         return json_reply({"requestId": "req-1", "error": msg, "tag": tag}, status, headers)
-    page = HTML_502 if status == 502 else HTML_503 if status == 503 else (
-        f"<html><head><title>Error {status}</title></head><body>You asked for ?key={SECRET}</body></html>"
+    page = (
+        HTML_502
+        if status == 502
+        else HTML_503
+        if status == 503
+        else (
+            f"<html><head><title>Error {status}</title></head><body>You asked for ?key={SECRET}</body></html>"
+        )
     )
     return Reply(status, page, headers, content_type="text/html; charset=utf-8")
 
@@ -155,36 +193,119 @@ class Fault:
 
 
 FAULTS = [
-    Fault("401", lambda f: [error_reply(f, 401)], ("HTTP 401", "Unauthorized"), ("error", ("HTTP 401 Unauthorized",))),
-    Fault("402", lambda f: [error_reply(f, 402)], ("HTTP 402",), ("error", ("HTTP 402 Payment Required",))),
-    Fault("403", lambda f: [error_reply(f, 403)], ("HTTP 403", "***"), ("error", ("HTTP 403 Forbidden",))),
-    Fault("429-retry-after", lambda f: [error_reply(f, 429, {"Retry-After": "0"})],
-          ("HTTP 429", "rate limited"), ("error", ("HTTP 429 Too Many Requests",))),
-    Fault("429", lambda f: [error_reply(f, 429)], ("HTTP 429", "rate limited"), ("error", ("HTTP 429",))),
-    Fault("500", lambda f: [error_reply(f, 500)], ("HTTP 500",), ("error", ("HTTP 500 Internal Server Error",))),
-    Fault("502", lambda f: [error_reply(f, 502)], ("HTTP 502", "502 Bad Gateway"), ("error", ("HTTP 502 Bad Gateway",))),
-    Fault("503-html", lambda f: [error_reply(f, 503)], ("HTTP 503", "Service Temporarily Unavailable"),
-          ("error", ("HTTP 503 Service Unavailable",))),
-    Fault("invalid-json", lambda f: [Reply(200, "<html>not json at all</html>", content_type="text/html")],
-          ("not valid JSON", "HTTP 200"), ("ok", ("not json at all",))),
-    Fault("truncated-json", lambda f: [Reply(200, '{"data": [{"t": 0, "url": "https://a.example/", "ti')],
-          ("not valid JSON",), ("ok", ('"data"',))),
-    Fault("empty-body", lambda f: [Reply(200, b"")], ("empty body",), ("ok", ("(no text content)",))),
-    Fault("data-null", lambda f: [wrong_types(f, "null")], ("unexpected response shape",), ("ok", ("null",))),
-    Fault("string-for-list", lambda f: [wrong_types(f, "string")], ("unexpected response shape",),
-          ("ok", ("not a list",))),
-    Fault("connection-reset", lambda f: [Reset()], ("connection was reset",), ("error", ("connection was reset",))),
-    Fault("connection-refused", lambda f: [], ("connection refused",), ("error", ("connection refused",)), refused=True),
+    Fault(
+        "401",
+        lambda f: [error_reply(f, 401)],
+        ("HTTP 401", "Unauthorized"),
+        ("error", ("HTTP 401 Unauthorized",)),
+    ),
+    Fault(
+        "402",
+        lambda f: [error_reply(f, 402)],
+        ("HTTP 402",),
+        ("error", ("HTTP 402 Payment Required",)),
+    ),
+    Fault(
+        "403",
+        lambda f: [error_reply(f, 403)],
+        ("HTTP 403", "***"),
+        ("error", ("HTTP 403 Forbidden",)),
+    ),
+    Fault(
+        "429-retry-after",
+        lambda f: [error_reply(f, 429, {"Retry-After": "0"})],
+        ("HTTP 429", "rate limited"),
+        ("error", ("HTTP 429 Too Many Requests",)),
+    ),
+    Fault(
+        "429",
+        lambda f: [error_reply(f, 429)],
+        ("HTTP 429", "rate limited"),
+        ("error", ("HTTP 429",)),
+    ),
+    Fault(
+        "500",
+        lambda f: [error_reply(f, 500)],
+        ("HTTP 500",),
+        ("error", ("HTTP 500 Internal Server Error",)),
+    ),
+    Fault(
+        "502",
+        lambda f: [error_reply(f, 502)],
+        ("HTTP 502", "502 Bad Gateway"),
+        ("error", ("HTTP 502 Bad Gateway",)),
+    ),
+    Fault(
+        "503-html",
+        lambda f: [error_reply(f, 503)],
+        ("HTTP 503", "Service Temporarily Unavailable"),
+        ("error", ("HTTP 503 Service Unavailable",)),
+    ),
+    Fault(
+        "invalid-json",
+        lambda f: [Reply(200, "<html>not json at all</html>", content_type="text/html")],
+        ("not valid JSON", "HTTP 200"),
+        ("ok", ("not json at all",)),
+    ),
+    Fault(
+        "truncated-json",
+        lambda f: [Reply(200, '{"data": [{"t": 0, "url": "https://a.example/", "ti')],
+        ("not valid JSON",),
+        ("ok", ('"data"',)),
+    ),
+    Fault(
+        "empty-body", lambda f: [Reply(200, b"")], ("empty body",), ("ok", ("(no text content)",))
+    ),
+    Fault(
+        "data-null",
+        lambda f: [wrong_types(f, "null")],
+        ("unexpected response shape",),
+        ("ok", ("null",)),
+    ),
+    Fault(
+        "string-for-list",
+        lambda f: [wrong_types(f, "string")],
+        ("unexpected response shape",),
+        ("ok", ("not a list",)),
+    ),
+    Fault(
+        "connection-reset",
+        lambda f: [Reset()],
+        ("connection was reset",),
+        ("error", ("connection was reset",)),
+    ),
+    Fault(
+        "connection-refused",
+        lambda f: [],
+        ("connection refused",),
+        ("error", ("connection refused",)),
+        refused=True,
+    ),
     Fault("headers-never-come", lambda f: [Hang()], ("timed out",), ("error", ("timed out",))),
-    Fault("body-stops-half-way", lambda f: [Partial()], ("connection broke",), ("error", ("connection broke",))),
-    Fault("huge-body", lambda f: [Huge(content_type="text/plain" if f == "direct" else "application/json")],
-          ("larger than 16.0MB",), ("ok", ("Stopped reading after 5.0MB",))),
+    Fault(
+        "body-stops-half-way",
+        lambda f: [Partial()],
+        ("connection broke",),
+        ("error", ("connection broke",)),
+    ),
+    Fault(
+        "huge-body",
+        lambda f: [Huge(content_type="text/plain" if f == "direct" else "application/json")],
+        ("larger than 16.0MB",),
+        ("ok", ("Stopped reading after 5.0MB",)),
+    ),
     Fault("redirect-loop", lambda f: [redirect_loop], ("redirect",), ("error", ("redirect loop",))),
 ]
 
 #: Faults after which an API provider retries (429, 502, 503 and broken or refused connections).
 RETRIED = {
-    "429-retry-after", "429", "502", "503-html", "connection-reset", "connection-refused", "body-stops-half-way",
+    "429-retry-after",
+    "429",
+    "502",
+    "503-html",
+    "connection-reset",
+    "connection-refused",
+    "body-stops-half-way",
 }
 
 

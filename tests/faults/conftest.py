@@ -11,7 +11,7 @@ import time
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import attrs
 import pytest
@@ -75,7 +75,7 @@ class TracingHost:
 
         return run
 
-    def call(self, name: str, args: Any, ctx: Optional[ToolContext] = None) -> Outcome:
+    def call(self, name: str, args: Any, ctx: ToolContext | None = None) -> Outcome:
         """Call *name* and render the call and the result (collapsed and expanded)."""
         self.raised.clear()
         start = time.monotonic()
@@ -96,7 +96,7 @@ def tools(host) -> TracingHost:
     return TracingHost(host)
 
 
-def exception_chain(exc: Optional[BaseException]) -> str:
+def exception_chain(exc: BaseException | None) -> str:
     """Everything an exception chain would show: each exception's str, repr and args, and the
     formatted traceback, following __cause__ and __context__ even when suppressed."""
     seen: set[int] = set()
@@ -161,4 +161,6 @@ def assert_clean_error(outcome: Outcome, *needles: str) -> None:
 
 def assert_in_time(outcome: Outcome, timeout: float = TIMEOUT, margin: float = MARGIN) -> None:
     """The call ended within its configured timeout plus a small margin."""
-    assert outcome.elapsed <= timeout + margin, f"took {outcome.elapsed:.2f} s (timeout {timeout} s)"
+    assert outcome.elapsed <= timeout + margin, (
+        f"took {outcome.elapsed:.2f} s (timeout {timeout} s)"
+    )

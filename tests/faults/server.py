@@ -13,7 +13,7 @@ import struct
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Optional, Union
+from typing import Any
 
 __all__ = [
     "FaultServer",
@@ -32,15 +32,20 @@ __all__ = [
 class Reply:
     """A complete answer: status, headers, body (bytes or text)."""
 
-    def __init__(self, status: int = 200, body: Union[bytes, str] = b"", headers: Optional[dict] = None,
-                 content_type: Optional[str] = "application/json"):
+    def __init__(
+        self,
+        status: int = 200,
+        body: bytes | str = b"",
+        headers: dict | None = None,
+        content_type: str | None = "application/json",
+    ):
         self.status = status
         self.body = body.encode("utf-8") if isinstance(body, str) else body
         self.headers = dict(headers or {})
         if content_type and "Content-Type" not in self.headers:
             self.headers["Content-Type"] = content_type
 
-    def perform(self, handler: "BaseHTTPRequestHandler", stop: threading.Event) -> None:
+    def perform(self, handler: BaseHTTPRequestHandler, stop: threading.Event) -> None:
         handler.send_response(self.status)
         for name, value in self.headers.items():
             handler.send_header(name, value)
@@ -49,7 +54,7 @@ class Reply:
         handler.wfile.write(self.body)
 
 
-def json_reply(payload: Any, status: int = 200, headers: Optional[dict] = None) -> Reply:
+def json_reply(payload: Any, status: int = 200, headers: dict | None = None) -> Reply:
     """A JSON answer."""
     return Reply(status, json.dumps(payload), headers)
 
@@ -77,7 +82,9 @@ class Hang:
 class Partial:
     """Announce *declared* bytes, send *sent* of them, then close the connection."""
 
-    def __init__(self, declared: int = 4000, sent: int = 1000, content_type: str = "application/json"):
+    def __init__(
+        self, declared: int = 4000, sent: int = 1000, content_type: str = "application/json"
+    ):
         self.declared, self.sent, self.content_type = declared, sent, content_type
 
     def perform(self, handler, stop) -> None:
@@ -94,7 +101,12 @@ class Partial:
 class Huge:
     """A body of *size* bytes streamed in 64 KB chunks (the client may stop reading early)."""
 
-    def __init__(self, size: int = 20 * 1024 * 1024, content_type: str = "application/json", fill: bytes = b"a"):
+    def __init__(
+        self,
+        size: int = 20 * 1024 * 1024,
+        content_type: str = "application/json",
+        fill: bytes = b"a",
+    ):
         self.size, self.content_type, self.fill = size, content_type, fill
 
     def perform(self, handler, stop) -> None:
@@ -140,7 +152,7 @@ class Redirect:
         handler.end_headers()
 
 
-Action = Union[Reply, Reset, Hang, Partial, Huge, Trickle, Redirect]
+Action = Reply | Reset | Hang | Partial | Huge | Trickle | Redirect
 
 
 class FaultServer:
@@ -163,16 +175,20 @@ class FaultServer:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length) if length else b""
                 with outer._lock:
-                    outer.requests.append({
-                        "method": self.command,
-                        "path": self.path,
-                        "headers": dict(self.headers),
-                        "body": body,
-                        "time": time.monotonic(),
-                    })
+                    outer.requests.append(
+                        {
+                            "method": self.command,
+                            "path": self.path,
+                            "headers": dict(self.headers),
+                            "body": body,
+                            "time": time.monotonic(),
+                        }
+                    )
                     index = len(outer.requests) - 1
                     action = outer._script[min(index, len(outer._script) - 1)]
-                action = action(self) if callable(action) and not hasattr(action, "perform") else action
+                action = (
+                    action(self) if callable(action) and not hasattr(action, "perform") else action
+                )
                 try:
                     action.perform(self, outer.stop)
                 except (BrokenPipeError, ConnectionResetError, OSError):
@@ -192,7 +208,7 @@ class FaultServer:
         """An absolute URL on this server."""
         return f"http://127.0.0.1:{self.port}{path}"
 
-    def script(self, *actions: Any) -> "FaultServer":
+    def script(self, *actions: Any) -> FaultServer:
         """Answer request N with ``actions[N]``; the last action repeats. A callable gets the handler."""
         with self._lock:
             self._script = list(actions)
@@ -203,7 +219,7 @@ class FaultServer:
         """How many requests arrived."""
         return len(self.requests)
 
-    def start(self) -> "FaultServer":
+    def start(self) -> FaultServer:
         self.thread.start()
         return self
 

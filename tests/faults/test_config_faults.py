@@ -19,7 +19,9 @@ KAGI_OK = {"meta": {"id": "ok"}, "data": [{"t": 0, "url": "https://a.example/", 
 
 
 @pytest.mark.parametrize("mode", [0o644, 0o640, 0o604])
-def test_config_readable_by_others_warns_in_report_and_details(mode, server, tools, write_config, capsys):
+def test_config_readable_by_others_warns_in_report_and_details(
+    mode, server, tools, write_config, capsys
+):
     """A key-holding config readable by group or others still works, with a chmod warning in both places."""
     from pi_hostspec.cli import main
 
@@ -49,7 +51,10 @@ def test_warning_also_reaches_an_error_result(server, tools, write_config):
     server.script(json_reply({"data": None, "error": [{"code": 2, "msg": "Unauthorized"}]}, 401))
     write_config(KAGI_SEARCH.config(server), mode=0o644)
     outcome = tools.call("web_search", {"queries": ["x"]})
-    assert outcome.result.is_error and "readable by other users" in outcome.result.details["warnings"][0]
+    assert (
+        outcome.result.is_error
+        and "readable by other users" in outcome.result.details["warnings"][0]
+    )
 
 
 def _directory(path):
@@ -105,18 +110,25 @@ BROKEN = [
 def call_with_deadline(tools, name, args, seconds=5.0):
     """Run a call in a thread so a config that blocks the read cannot hang the suite."""
     box = {}
-    worker = threading.Thread(target=lambda: box.update(outcome=tools.call(name, args)), daemon=True)
+    worker = threading.Thread(
+        target=lambda: box.update(outcome=tools.call(name, args)), daemon=True
+    )
     worker.start()
     worker.join(seconds)
     assert not worker.is_alive(), f"{name} still running after {seconds} s"
     return box["outcome"]
 
 
-@pytest.mark.parametrize("make,needle", BROKEN, ids=lambda v: getattr(v, "__name__", "")[1:] or None)
+@pytest.mark.parametrize(
+    "make,needle", BROKEN, ids=lambda v: getattr(v, "__name__", "")[1:] or None
+)
 @pytest.mark.parametrize(
     "name,args",
-    [("web_search", {"queries": ["x"]}), ("web_fetch", {"urls": ["http://127.0.0.1:9/"]}),
-     ("summarize", {"url": "https://example.com/"})],
+    [
+        ("web_search", {"queries": ["x"]}),
+        ("web_fetch", {"urls": ["http://127.0.0.1:9/"]}),
+        ("summarize", {"url": "https://example.com/"}),
+    ],
     ids=["web_search", "web_fetch", "summarize"],
 )
 def test_broken_config_is_a_clean_error(make, needle, name, args, agent_dir, tools):
@@ -131,7 +143,9 @@ def test_broken_config_is_a_clean_error(make, needle, name, args, agent_dir, too
     assert_no_secret(outcome)
 
 
-@pytest.mark.parametrize("make,needle", BROKEN, ids=lambda v: getattr(v, "__name__", "")[1:] or None)
+@pytest.mark.parametrize(
+    "make,needle", BROKEN, ids=lambda v: getattr(v, "__name__", "")[1:] or None
+)
 def test_broken_config_in_the_report(make, needle, agent_dir):
     """`pi-web config` (config_report) says the config is invalid and why, without raising."""
     make(agent_dir / "web-search.json")
@@ -157,8 +171,10 @@ def test_unreadable_config_is_a_clean_error(agent_dir, tools):
 
 def test_non_finite_timeout_is_a_config_error(agent_dir, write_config, tools):
     """timeoutSeconds written as 1e999 (infinity once parsed) is refused with a clear message."""
-    write_config('{"providers": [{"name": "kagi", "type": "kagi", "apiKey": "k-0123456789", '
-                 '"options": {"timeoutSeconds": 1e999}}]}')
+    write_config(
+        '{"providers": [{"name": "kagi", "type": "kagi", "apiKey": "k-0123456789", '
+        '"options": {"timeoutSeconds": 1e999}}]}'
+    )
     outcome = tools.call("web_search", {"queries": ["x"]})
     assert outcome.result.is_error and "timeoutSeconds" in outcome.text and "finite" in outcome.text
 

@@ -26,7 +26,9 @@ def test_partial_results_never_carry_the_key(server, tools, write_config):
     server.script(Reply(200, "hello", content_type="text/plain"))
     write_config(DIRECT_FETCH.config(server))
     partials = []
-    outcome = tools.call("web_fetch", {"urls": [secret_url(server)]}, ToolContext(on_update=partials.append))
+    outcome = tools.call(
+        "web_fetch", {"urls": [secret_url(server)]}, ToolContext(on_update=partials.append)
+    )
     assert not outcome.result.is_error and partials
     for partial in partials:
         assert SECRET not in partial.text + json.dumps(partial.details)

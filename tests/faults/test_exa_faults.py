@@ -19,7 +19,6 @@ def test_exa_fetch_fault(fault, server, tools, write_config, debug_logs):
     run_fault(EXA_FETCH, fault, server, tools, write_config, debug_logs)
 
 
-
 @pytest.mark.parametrize("target", [EXA_SEARCH, EXA_FETCH], ids=str)
 def test_redirect_to_another_host_never_carries_the_key(target, server, tools, write_config):
     """An Exa answer redirecting to another host is followed without the x-api-key header."""

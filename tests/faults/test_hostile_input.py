@@ -24,32 +24,87 @@ from ..conftest import SECRET
 SETTINGS = settings(
     max_examples=60,
     deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large],
+    suppress_health_check=[
+        HealthCheck.function_scoped_fixture,
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+    ],
 )
 
 # --------------------------------------------------------------------------- strategies
 
 ODD = [
-    "", " ", "\n", "\t", "\x00", "\x1b[2J", "\x1b]52;c;AAAA\x07", "\u202e", "\ufeff", "\ufffe", "\uffff",
-    "\U0010ffff", "\U0001f4a9", "e\u0301", "\u0130", "\u00df", "\ud7ff", "\ue000", "𝕏", "ﷺ", "\u2028", "\u2029",
-    "%00", "%", "http://", "https://", "http://[::1", "http://a:99999/", "http://xn--/", "http://ex ample.com/",
-    "http://\u0000/", "http://127.0.0.1:0/", "https://example.com/a?key=" + SECRET, "file:///etc/passwd",
-    "javascript:alert(1)", "//example.com", "http://user:pass@example.com/", "http://%zz/", "http://.../",
-    "http://" + "a" * 300 + ".com/", "http://例え.テスト/パス", "HTTP://EXAMPLE.COM", "http://[fe80::1%25eth0]/",
+    "",
+    " ",
+    "\n",
+    "\t",
+    "\x00",
+    "\x1b[2J",
+    "\x1b]52;c;AAAA\x07",
+    "\u202e",
+    "\ufeff",
+    "\ufffe",
+    "\uffff",
+    "\U0010ffff",
+    "\U0001f4a9",
+    "e\u0301",
+    "\u0130",
+    "\u00df",
+    "\ud7ff",
+    "\ue000",
+    "𝕏",
+    "ﷺ",
+    "\u2028",
+    "\u2029",
+    "%00",
+    "%",
+    "http://",
+    "https://",
+    "http://[::1",
+    "http://a:99999/",
+    "http://xn--/",
+    "http://ex ample.com/",
+    "http://\u0000/",
+    "http://127.0.0.1:0/",
+    "https://example.com/a?key=" + SECRET,
+    "file:///etc/passwd",
+    "javascript:alert(1)",
+    "//example.com",
+    "http://user:pass@example.com/",
+    "http://%zz/",
+    "http://.../",
+    "http://" + "a" * 300 + ".com/",
+    "http://例え.テスト/パス",
+    "HTTP://EXAMPLE.COM",
+    "http://[fe80::1%25eth0]/",
 ]
 odd_strings = st.one_of(
     st.sampled_from(ODD),
     st.text(max_size=40),  # any code point but surrogates
-    st.builds(lambda piece, n: piece * n, st.sampled_from(["a", "é", "\U0001f4a9", " ", "\x1b", "<p>"]),
-              st.integers(0, 100_000)),
-    st.builds(lambda a, b: a + b, st.sampled_from(["http://h.test/", "https://kagi.test/"]), st.text(max_size=30)),
+    st.builds(
+        lambda piece, n: piece * n,
+        st.sampled_from(["a", "é", "\U0001f4a9", " ", "\x1b", "<p>"]),
+        st.integers(0, 100_000),
+    ),
+    st.builds(
+        lambda a, b: a + b,
+        st.sampled_from(["http://h.test/", "https://kagi.test/"]),
+        st.text(max_size=30),
+    ),
 )
 scalars = st.one_of(
-    st.none(), st.booleans(), st.integers(), st.integers(-(2**70), 2**70), st.floats(allow_nan=False), odd_strings
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.integers(-(2**70), 2**70),
+    st.floats(allow_nan=False),
+    odd_strings,
 )
 json_values = st.recursive(
     scalars,
-    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4)
+    ),
     max_leaves=12,
 )
 
@@ -80,7 +135,8 @@ FIELDS = {
         "limit": st.integers(-5, 60),
         "include_domains": st.lists(odd_strings, max_size=3),
         "exclude_domains": st.lists(odd_strings, max_size=3),
-        "start_published_date": st.sampled_from(["2025-01-01", "2025-13-45T99", "0000-00-00"]) | odd_strings,
+        "start_published_date": st.sampled_from(["2025-01-01", "2025-13-45T99", "0000-00-00"])
+        | odd_strings,
         "end_published_date": st.sampled_from(["2026-12-31", "9999-99-99"]) | odd_strings,
         "category": st.sampled_from(["news", "pdf", "people"]) | odd_strings,
         "provider": providers,
@@ -126,19 +182,53 @@ def _answer(request):
     body = json.loads(request.body) if request.body else {}
     if parts.hostname == "kagi.test" and parts.path.endswith("/search"):
         query = parse_qs(parts.query).get("q", [""])[0]
-        data = [{"t": 0, "url": f"https://r.example/{i}", "title": query, "snippet": query} for i in range(3)]
-        return 200, {}, json.dumps({"meta": {"api_balance": 1.5}, "data": data + [{"t": 1, "list": [query]}]})
+        data = [
+            {"t": 0, "url": f"https://r.example/{i}", "title": query, "snippet": query}
+            for i in range(3)
+        ]
+        return (
+            200,
+            {},
+            json.dumps({"meta": {"api_balance": 1.5}, "data": data + [{"t": 1, "list": [query]}]}),
+        )
     if parts.hostname == "kagi.test":
-        return 200, {}, json.dumps({"data": {"output": f"Summary of {body.get('url')}", "tokens": 3}})
+        return (
+            200,
+            {},
+            json.dumps({"data": {"output": f"Summary of {body.get('url')}", "tokens": 3}}),
+        )
     if parts.hostname == "exa.test" and parts.path == "/search":
         query = body.get("query", "")
-        return 200, {}, json.dumps({"results": [{"url": "https://r.example/", "title": query, "text": query}]})
+        return (
+            200,
+            {},
+            json.dumps({"results": [{"url": "https://r.example/", "title": query, "text": query}]}),
+        )
     if parts.hostname == "exa.test":
-        results = [{"id": url, "url": url, "title": url, "text": f"text of {url}"} for url in body.get("urls", [])]
-        return 200, {}, json.dumps({"results": results[::2], "statuses": [
-            {"id": url, "status": "error", "error": {"tag": "CRAWL_NOT_FOUND", "httpStatusCode": 404}}
-            for url in body.get("urls", [])[1::2]]})
-    page = f"<html><head><title>{request.url}</title></head><body><p>{request.url}</p></body></html>"
+        results = [
+            {"id": url, "url": url, "title": url, "text": f"text of {url}"}
+            for url in body.get("urls", [])
+        ]
+        return (
+            200,
+            {},
+            json.dumps(
+                {
+                    "results": results[::2],
+                    "statuses": [
+                        {
+                            "id": url,
+                            "status": "error",
+                            "error": {"tag": "CRAWL_NOT_FOUND", "httpStatusCode": 404},
+                        }
+                        for url in body.get("urls", [])[1::2]
+                    ],
+                }
+            ),
+        )
+    page = (
+        f"<html><head><title>{request.url}</title></head><body><p>{request.url}</p></body></html>"
+    )
     return 200, {"Content-Type": "text/html; charset=utf-8"}, page
 
 
@@ -154,15 +244,30 @@ def network():
 @pytest.fixture
 def all_providers(write_config, network):
     """Kagi, Exa and a loopback-allowed direct fetcher, all served by the fake network."""
-    write_config({
-        "defaultProvider": "kagi",
-        "providers": [
-            {"name": "kagi", "type": "kagi", "apiKey": SECRET,
-             "options": {"baseUrl": "https://kagi.test/api/v0", "timeoutSeconds": 2}},
-            {"name": "exa", "type": "exa", "apiKey": SECRET, "options": {"baseUrl": "https://exa.test", "timeoutSeconds": 2}},
-            {"name": "direct", "type": "direct", "options": {"allowPrivateNetwork": True, "timeoutSeconds": 2}},
-        ],
-    })
+    write_config(
+        {
+            "defaultProvider": "kagi",
+            "providers": [
+                {
+                    "name": "kagi",
+                    "type": "kagi",
+                    "apiKey": SECRET,
+                    "options": {"baseUrl": "https://kagi.test/api/v0", "timeoutSeconds": 2},
+                },
+                {
+                    "name": "exa",
+                    "type": "exa",
+                    "apiKey": SECRET,
+                    "options": {"baseUrl": "https://exa.test", "timeoutSeconds": 2},
+                },
+                {
+                    "name": "direct",
+                    "type": "direct",
+                    "options": {"allowPrivateNetwork": True, "timeoutSeconds": 2},
+                },
+            ],
+        }
+    )
 
 
 def check_call(host, name, args) -> ToolResult:
@@ -179,7 +284,9 @@ def check_call(host, name, args) -> ToolResult:
     render.render_call(name, args, theme)
     for expanded in (False, True):
         render.render_result(name, result, RenderOptions(expanded=expanded), theme)
-    if not text.startswith(f"Invalid arguments for {name}:"):  # the host's own schema errors quote the value
+    if not text.startswith(
+        f"Invalid arguments for {name}:"
+    ):  # the host's own schema errors quote the value
         assert SECRET not in text and SECRET not in json.dumps(result.details)
     return result
 
@@ -207,9 +314,12 @@ def test_deep_nesting_and_huge_values_give_a_clean_result(tool, host, all_provid
 
 def test_valid_results_really_happen(host, all_providers):
     """The fake network answers, so the properties above see valid results as well as errors."""
-    for name, args in [("web_search", {"queries": ["q"]}), ("web_fetch", {"urls": ["http://h.test/a"]}),
-                       ("summarize", {"url": "https://example.com/a"}),
-                       ("web_fetch", {"urls": ["http://h.test/b"], "provider": "direct"})]:
+    for name, args in [
+        ("web_search", {"queries": ["q"]}),
+        ("web_fetch", {"urls": ["http://h.test/a"]}),
+        ("summarize", {"url": "https://example.com/a"}),
+        ("web_fetch", {"urls": ["http://h.test/b"], "provider": "direct"}),
+    ]:
         result = check_call(host, name, args)
         assert not result.is_error, result.text
 
@@ -217,9 +327,21 @@ def test_valid_results_really_happen(host, all_providers):
 # --------------------------------------------------------------------------- config files
 
 options = st.dictionaries(
-    st.sampled_from(["baseUrl", "timeoutSeconds", "apiVersion", "defaultSearchLimit", "maxBytes",
-                     "allowPrivateNetwork", "defaultFetchTextMaxCharacters", "other"]),
-    json_values | st.floats() | st.sampled_from(["v0", "v1", "http://127.0.0.1:1/", "https://x.test"]),
+    st.sampled_from(
+        [
+            "baseUrl",
+            "timeoutSeconds",
+            "apiVersion",
+            "defaultSearchLimit",
+            "maxBytes",
+            "allowPrivateNetwork",
+            "defaultFetchTextMaxCharacters",
+            "other",
+        ]
+    ),
+    json_values
+    | st.floats()
+    | st.sampled_from(["v0", "v1", "http://127.0.0.1:1/", "https://x.test"]),
     max_size=4,
 )
 entries = st.fixed_dictionaries(
@@ -286,13 +408,16 @@ def config_report_safely():
     return config_report()
 
 
-@pytest.mark.parametrize("tool,args", [
-    ("summarize", {"url": "x" * 5_000_000}),
-    ("summarize", {"url": "https://example.com/", "target_language": "Q" * 5_000_000}),
-    ("web_fetch", {"urls": ["a" * 8000] * 20}),
-    ("web_search", {"queries": ["q"], "provider": "p" * 5_000_000}),
-    ("web_fetch", {"urls": ["https://example.com/"], "provider": "p" * 5_000_000}),
-])
+@pytest.mark.parametrize(
+    "tool,args",
+    [
+        ("summarize", {"url": "x" * 5_000_000}),
+        ("summarize", {"url": "https://example.com/", "target_language": "Q" * 5_000_000}),
+        ("web_fetch", {"urls": ["a" * 8000] * 20}),
+        ("web_search", {"queries": ["q"], "provider": "p" * 5_000_000}),
+        ("web_fetch", {"urls": ["https://example.com/"], "provider": "p" * 5_000_000}),
+    ],
+)
 def test_huge_values_are_not_echoed_back(tool, args, host, all_providers):
     """An error about a megabyte-long argument quotes only its start, so the answer stays small."""
     result = check_call(host, tool, args)

@@ -43,7 +43,9 @@ def test_string_where_a_nested_list_belongs(version, server, tools, write_config
     assert "a; b; c" not in outcome.text and "Related searches" not in outcome.text
 
 
-@pytest.mark.parametrize("data", [{"search": "abc"}, {"search": [1, None, "x", {"url": 5}]}, "abc", []])
+@pytest.mark.parametrize(
+    "data", [{"search": "abc"}, {"search": [1, None, "x", {"url": 5}]}, "abc", []]
+)
 def test_kagi_v1_wrong_shapes(data, server, tools, write_config):
     """Kagi v1 bodies of the wrong shape are errors naming the field, or empty results: never a crash."""
     from .cases import kagi_config

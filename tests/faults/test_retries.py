@@ -20,7 +20,10 @@ from .cases import (
 from .conftest import assert_clean_error, assert_no_secret
 from .server import Hang, Reply, Trickle
 
-KAGI_OK = {"meta": {"id": "ok", "api_balance": 1.0}, "data": [{"t": 0, "url": "https://a.example/", "title": "A"}]}
+KAGI_OK = {
+    "meta": {"id": "ok", "api_balance": 1.0},
+    "data": [{"t": 0, "url": "https://a.example/", "title": "A"}],
+}
 EXA_OK = {"requestId": "ok", "results": [{"url": "https://a.example/", "title": "A"}]}
 
 
@@ -36,10 +39,18 @@ def gaps(server) -> list[float]:
 
 @pytest.mark.parametrize(
     "target,status",
-    [(KAGI_SEARCH, 429), (KAGI_SEARCH, 502), (KAGI_SEARCH, 503), (EXA_SEARCH, 429), (EXA_FETCH, 504)],
+    [
+        (KAGI_SEARCH, 429),
+        (KAGI_SEARCH, 502),
+        (KAGI_SEARCH, 503),
+        (EXA_SEARCH, 429),
+        (EXA_FETCH, 504),
+    ],
     ids=lambda v: str(v),
 )
-def test_retryable_status_is_tried_three_times_with_growing_waits(target, status, server, tools, write_config):
+def test_retryable_status_is_tried_three_times_with_growing_waits(
+    target, status, server, tools, write_config
+):
     """A persistent 429/502/503/504 is sent three times (two retries), waits growing, all within the timeout."""
     server.script(error_reply(target.family, status))
     write_config(target.config(server, timeout=3.0))

@@ -14,7 +14,9 @@ from .cases import DIRECT_FETCH, KAGI_SUMMARIZE, secret_url
 from .conftest import assert_no_secret
 from .server import Reply, json_reply
 
-BIG_TEXT = "".join(f"line {i:05d} of a long page, key echoed: {SECRET}\n" for i in range(4000))  # ~220 KB
+BIG_TEXT = "".join(
+    f"line {i:05d} of a long page, key echoed: {SECRET}\n" for i in range(4000)
+)  # ~220 KB
 
 
 def big_fetch(server, tools, write_config):
@@ -65,7 +67,9 @@ def test_a_planted_link_is_never_followed(server, tools, write_config, monkeypat
     assert path.parent.name == "pi-web-fetch-fresh" and not path.parent.is_symlink()
 
 
-def test_a_planted_output_file_link_is_never_followed(server, tools, write_config, monkeypatch, tmp_path):
+def test_a_planted_output_file_link_is_never_followed(
+    server, tools, write_config, monkeypatch, tmp_path
+):
     """Even inside the spill directory, a pre-existing output.txt link is refused, not written through."""
     victim = tmp_path / "victim.txt"
     victim.write_text("untouched")
@@ -79,7 +83,9 @@ def test_a_planted_output_file_link_is_never_followed(server, tools, write_confi
     assert "Full output could not be saved" in outcome.text
 
 
-def test_unwritable_temp_dir_still_gives_the_truncated_output(server, tools, write_config, monkeypatch, tmp_path):
+def test_unwritable_temp_dir_still_gives_the_truncated_output(
+    server, tools, write_config, monkeypatch, tmp_path
+):
     """A temp directory that cannot be written gives the truncated text with a note, not an error."""
     if os.geteuid() == 0:  # root writes anywhere: use a directory that cannot exist instead
         monkeypatch.setattr(tempfile, "tempdir", "/proc/pi-web-no-such-dir")
@@ -91,11 +97,17 @@ def test_unwritable_temp_dir_still_gives_the_truncated_output(server, tools, wri
     outcome = big_fetch(server, tools, write_config)
     assert not outcome.result.is_error
     assert "line 00000 of a long page" in outcome.text
-    assert "[Output truncated:" in outcome.text and "Full output could not be saved:" in outcome.text
-    assert "fullOutputPath" not in outcome.result.details and outcome.result.details["fullOutputError"]
+    assert (
+        "[Output truncated:" in outcome.text and "Full output could not be saved:" in outcome.text
+    )
+    assert (
+        "fullOutputPath" not in outcome.result.details and outcome.result.details["fullOutputError"]
+    )
 
 
-def test_full_disk_still_gives_the_truncated_output_and_leaves_nothing(server, tools, write_config, monkeypatch):
+def test_full_disk_still_gives_the_truncated_output_and_leaves_nothing(
+    server, tools, write_config, monkeypatch
+):
     """A disk that fills while the full output is written gives the truncated text with a note, and no half file."""
     real_fdopen = os.fdopen
 
@@ -127,7 +139,9 @@ def test_full_disk_still_gives_the_truncated_output_and_leaves_nothing(server, t
     assert list(Path(tempfile.gettempdir()).iterdir()) == []
 
 
-def test_renderings_mention_truncation_without_a_path_when_not_saved(server, tools, write_config, monkeypatch):
+def test_renderings_mention_truncation_without_a_path_when_not_saved(
+    server, tools, write_config, monkeypatch
+):
     """When the full output could not be saved the views still say the result was truncated."""
     monkeypatch.setattr(tempfile, "tempdir", "/proc/pi-web-no-such-dir")
     outcome = big_fetch(server, tools, write_config)

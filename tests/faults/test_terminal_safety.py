@@ -45,27 +45,55 @@ def assert_terminal_safe(outcome) -> None:
 
 
 def kagi_search_reply():
-    return json_reply({
-        "meta": {"id": "x"},
-        "data": [
-            {"t": 0, "url": "https://a.example/\x1b[2J", "title": f"T {HOSTILE}", "snippet": f"S {HOSTILE}",
-             "published": "2026-01-01\x1b[5m"},
-            {"t": 1, "list": [f"related {HOSTILE}"]},
-        ],
-    })
+    return json_reply(
+        {
+            "meta": {"id": "x"},
+            "data": [
+                {
+                    "t": 0,
+                    "url": "https://a.example/\x1b[2J",
+                    "title": f"T {HOSTILE}",
+                    "snippet": f"S {HOSTILE}",
+                    "published": "2026-01-01\x1b[5m",
+                },
+                {"t": 1, "list": [f"related {HOSTILE}"]},
+            ],
+        }
+    )
 
 
 def exa_search_reply():
-    return json_reply({"results": [{"url": "https://a.example/", "title": f"T {HOSTILE}",
-                                    "author": f"A {HOSTILE}", "text": f"body {HOSTILE}"}]})
+    return json_reply(
+        {
+            "results": [
+                {
+                    "url": "https://a.example/",
+                    "title": f"T {HOSTILE}",
+                    "author": f"A {HOSTILE}",
+                    "text": f"body {HOSTILE}",
+                }
+            ]
+        }
+    )
 
 
 PAGE_TEXT = f"line one\twith a tab\nline two {HOSTILE}\n\tindented line three"
 
 
 def exa_fetch_reply():
-    return json_reply({"results": [{"url": "https://example.com/a", "id": "https://example.com/a",
-                                    "title": f"T {HOSTILE}", "text": PAGE_TEXT}], "statuses": []})
+    return json_reply(
+        {
+            "results": [
+                {
+                    "url": "https://example.com/a",
+                    "id": "https://example.com/a",
+                    "title": f"T {HOSTILE}",
+                    "text": PAGE_TEXT,
+                }
+            ],
+            "statuses": [],
+        }
+    )
 
 
 def summary_reply():
@@ -77,9 +105,14 @@ def direct_reply():
 
 
 def direct_html_reply():
-    body = (f"<html><head><title>Title {HOSTILE}</title></head><body><article><h1>Head {HOSTILE}</h1>"
-            + "".join(f"<p>Paragraph {i} {HOSTILE} with enough words to be kept as content.</p>" for i in range(8))
-            + "</article></body></html>")
+    body = (
+        f"<html><head><title>Title {HOSTILE}</title></head><body><article><h1>Head {HOSTILE}</h1>"
+        + "".join(
+            f"<p>Paragraph {i} {HOSTILE} with enough words to be kept as content.</p>"
+            for i in range(8)
+        )
+        + "</article></body></html>"
+    )
     return Reply(200, body, content_type="text/html; charset=utf-8")
 
 
@@ -93,8 +126,12 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("target,reply,keeps_layout", CASES, ids=lambda v: getattr(v, "__name__", str(v)))
-def test_escapes_removed_from_text_details_and_views(target, reply, keeps_layout, server, tools, write_config):
+@pytest.mark.parametrize(
+    "target,reply,keeps_layout", CASES, ids=lambda v: getattr(v, "__name__", str(v))
+)
+def test_escapes_removed_from_text_details_and_views(
+    target, reply, keeps_layout, server, tools, write_config
+):
     """Web content full of escapes and controls arrives clean everywhere, its visible words kept."""
     server.script(reply())
     write_config(target.config(server))
@@ -114,9 +151,15 @@ def test_escapes_removed_from_text_details_and_views(target, reply, keeps_layout
 def test_escapes_in_an_api_error_message_are_removed(target, server, tools, write_config):
     """An API error whose own words hold escapes becomes a clean one-line error."""
     if target.family == "kagi":
-        body = {"data": None, "error": [{"code": 1, "msg": f"Bad request {HOSTILE}\n\nsecond paragraph"}]}
+        body = {
+            "data": None,
+            "error": [{"code": 1, "msg": f"Bad request {HOSTILE}\n\nsecond paragraph"}],
+        }
     else:
-        body = {"error": f"Bad request {HOSTILE}\n\nsecond paragraph", "tag": "INVALID_REQUEST_BODY"}
+        body = {
+            "error": f"Bad request {HOSTILE}\n\nsecond paragraph",
+            "tag": "INVALID_REQUEST_BODY",
+        }
     server.script(json_reply(body, 400))
     write_config(target.config(server))
     outcome = tools.call(target.tool, target.args(server))

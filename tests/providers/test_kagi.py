@@ -6,29 +6,48 @@ import json
 
 import pytest
 import responses
-from responses import matchers
-
 from pi_web_tools.errors import ProviderError
 from pi_web_tools.providers.base import SearchRequest, SummarizeRequest
 from pi_web_tools.providers.kagi import KagiOptions, KagiProvider, clean_snippet
+from responses import matchers
 
 from ..conftest import SECRET
 
 V0 = "https://kagi.com/api/v0"
 
 SEARCH_OK = {
-    "meta": {"id": "69c3f5c4168f66b860e951c585550f1c", "node": "us-central1", "ms": 213, "api_balance": 123.456},
+    "meta": {
+        "id": "69c3f5c4168f66b860e951c585550f1c",
+        "node": "us-central1",
+        "ms": 213,
+        "api_balance": 123.456,
+    },
     "data": [
-        {"t": 0, "url": "https://en.wikipedia.org/wiki/Steve_Jobs", "title": "Steve Jobs - Wikipedia",
-         "snippet": "Steven Paul <b>Jobs</b> (February 24, 1955 &ndash; October 5, 2011) was an American&nbsp;businessman ...",
-         "thumbnail": {"url": "/proxy/310px-Steve_Jobs.jpg?c=9cn5", "width": None, "height": None}},
-        {"t": 0, "url": "https://www.britannica.com/money/Steve-Jobs",
-         "title": "Steve Jobs | Biography, Education, Apple, &amp; Facts | Britannica Money",
-         "snippet": "Steve Jobs, the visionary co-founder of Apple Inc. &#39;revolutionized&#39; technology ...",
-         "published": "2024-09-30T00:00:00Z"},
-        {"t": 0, "url": "https://www.apple.com/stevejobs/", "title": "Remembering Steve Jobs - Apple",
-         "snippet": "He was a visionary that had the amazing ability to breath life into his ideas. ...",
-         "thumbnail": {"url": "/proxy/x", "width": "121", "height": "121"}},
+        {
+            "t": 0,
+            "url": "https://en.wikipedia.org/wiki/Steve_Jobs",
+            "title": "Steve Jobs - Wikipedia",
+            "snippet": "Steven Paul <b>Jobs</b> (February 24, 1955 &ndash; October 5, 2011) was an American&nbsp;businessman ...",
+            "thumbnail": {
+                "url": "/proxy/310px-Steve_Jobs.jpg?c=9cn5",
+                "width": None,
+                "height": None,
+            },
+        },
+        {
+            "t": 0,
+            "url": "https://www.britannica.com/money/Steve-Jobs",
+            "title": "Steve Jobs | Biography, Education, Apple, &amp; Facts | Britannica Money",
+            "snippet": "Steve Jobs, the visionary co-founder of Apple Inc. &#39;revolutionized&#39; technology ...",
+            "published": "2024-09-30T00:00:00Z",
+        },
+        {
+            "t": 0,
+            "url": "https://www.apple.com/stevejobs/",
+            "title": "Remembering Steve Jobs - Apple",
+            "snippet": "He was a visionary that had the amazing ability to breath life into his ideas. ...",
+            "thumbnail": {"url": "/proxy/x", "width": "121", "height": "121"},
+        },
         {"t": 1, "list": ["steve jobs death", "steve jobs net worth", "steve jobs quotes"]},
     ],
 }
@@ -77,7 +96,9 @@ def test_search_cleans_html_snippets_and_titles(mock):
     """Tags are stripped and entities unescaped; a missing published stays None."""
     mock.get(f"{V0}/search", json=SEARCH_OK)
     hits = _kagi().search(SearchRequest(query="q"), None).hits
-    assert hits[0].snippet.startswith("Steven Paul Jobs (February 24, 1955 – October 5, 2011) was an American businessman")
+    assert hits[0].snippet.startswith(
+        "Steven Paul Jobs (February 24, 1955 – October 5, 2011) was an American businessman"
+    )
     assert hits[1].title == "Steve Jobs | Biography, Education, Apple, & Facts | Britannica Money"
     assert "'revolutionized'" in hits[1].snippet
     assert hits[0].published is None and hits[1].published == "2024-09-30T00:00:00Z"
@@ -85,8 +106,16 @@ def test_search_cleans_html_snippets_and_titles(mock):
 
 def test_search_limit_and_default_limit_option(mock):
     """The request limit wins; else options.defaultSearchLimit."""
-    mock.get(f"{V0}/search", json=SEARCH_OK, match=[matchers.query_param_matcher({"q": "q", "limit": "3"})])
-    mock.get(f"{V0}/search", json=SEARCH_OK, match=[matchers.query_param_matcher({"q": "q", "limit": "7"})])
+    mock.get(
+        f"{V0}/search",
+        json=SEARCH_OK,
+        match=[matchers.query_param_matcher({"q": "q", "limit": "3"})],
+    )
+    mock.get(
+        f"{V0}/search",
+        json=SEARCH_OK,
+        match=[matchers.query_param_matcher({"q": "q", "limit": "7"})],
+    )
     _kagi().search(SearchRequest(query="q", limit=3), None)
     _kagi(default_search_limit=7).search(SearchRequest(query="q"), None)
 
@@ -96,9 +125,16 @@ def test_domain_filters_become_site_operators(mock):
     mock.get(
         f"{V0}/search",
         json=SEARCH_OK,
-        match=[matchers.query_param_matcher({"q": "async site:docs.rs -site:reddit.com", "limit": "10"})],
+        match=[
+            matchers.query_param_matcher(
+                {"q": "async site:docs.rs -site:reddit.com", "limit": "10"}
+            )
+        ],
     )
-    _kagi().search(SearchRequest(query="async", include_domains=("docs.rs",), exclude_domains=("reddit.com",)), None)
+    _kagi().search(
+        SearchRequest(query="async", include_domains=("docs.rs",), exclude_domains=("reddit.com",)),
+        None,
+    )
 
 
 def test_base_url_override(mock):
@@ -121,15 +157,23 @@ def test_401_adds_v1_hint_and_never_the_key(mock):
 def test_400_code_1_malformed(mock):
     """Kagi's own message and code appear with the status."""
     mock.get(f"{V0}/search", status=400, json=_error_body(1, "Missing q parameter", 123.4))
-    with pytest.raises(ProviderError, match=r"HTTP 400 Bad Request: Missing q parameter \(code 1\)"):
+    with pytest.raises(
+        ProviderError, match=r"HTTP 400 Bad Request: Missing q parameter \(code 1\)"
+    ):
         _kagi().search(SearchRequest(query="q"), None)
 
 
 @pytest.mark.parametrize("status", [400, 402])
 def test_insufficient_credit_code_101(mock, status):
     """Code 101 is reported with Kagi's exact words, at 400 or 402, without retrying."""
-    mock.get(f"{V0}/search", status=status, json=_error_body(101, "Insufficient credit to perform this request.", 0.0))
-    with pytest.raises(ProviderError, match="Insufficient credit to perform this request. \\(code 101\\)") as info:
+    mock.get(
+        f"{V0}/search",
+        status=status,
+        json=_error_body(101, "Insufficient credit to perform this request.", 0.0),
+    )
+    with pytest.raises(
+        ProviderError, match="Insufficient credit to perform this request. \\(code 101\\)"
+    ) as info:
         _kagi().search(SearchRequest(query="q"), None)
     assert info.value.status == status and info.value.code == "101"
 
@@ -167,7 +211,18 @@ def test_error_envelope_with_200(mock):
 
 def test_junk_items_are_skipped(mock):
     """Items without a URL or of unknown kinds are skipped, not crashed on."""
-    mock.get(f"{V0}/search", json={"data": [None, 3, {"t": 0}, {"t": 5, "url": "x"}, {"t": 0, "url": "https://a.b/", "title": None}]})
+    mock.get(
+        f"{V0}/search",
+        json={
+            "data": [
+                None,
+                3,
+                {"t": 0},
+                {"t": 5, "url": "x"},
+                {"t": 0, "url": "https://a.b/", "title": None},
+            ]
+        },
+    )
     hits = _kagi().search(SearchRequest(query="q"), None).hits
     assert [(h.title, h.url) for h in hits] == [("https://a.b/", "https://a.b/")]
 
@@ -176,9 +231,24 @@ def test_v1_search_posts_json(mock):
     """apiVersion v1 POSTs to /api/v1/search and reads data.search."""
     mock.post(
         "https://kagi.com/api/v1/search",
-        json={"meta": {"trace": "t"}, "data": {"search": [{"url": "https://x.y/", "title": "X", "snippet": "<b>s</b>", "time": "2026-01-02"}],
-                                                "related_search": ["more x"]}},
-        match=[matchers.json_params_matcher({"query": "x", "limit": 10}), matchers.header_matcher({"Authorization": f"Bot {SECRET}"})],
+        json={
+            "meta": {"trace": "t"},
+            "data": {
+                "search": [
+                    {
+                        "url": "https://x.y/",
+                        "title": "X",
+                        "snippet": "<b>s</b>",
+                        "time": "2026-01-02",
+                    }
+                ],
+                "related_search": ["more x"],
+            },
+        },
+        match=[
+            matchers.json_params_matcher({"query": "x", "limit": 10}),
+            matchers.header_matcher({"Authorization": f"Bot {SECRET}"}),
+        ],
     )
     response = _kagi(api_version="v1").search(SearchRequest(query="x"), None)
     assert response.hits[0].snippet == "s" and response.hits[0].published == "2026-01-02"
@@ -187,29 +257,53 @@ def test_v1_search_posts_json(mock):
 
 def test_v1_error_envelope(mock):
     """v1 errors use errors[].message; they are shown too."""
-    mock.post("https://kagi.com/api/v1/search", status=402, json={"errors": [{"code": "billing.insufficient_credit", "message": "No credit"}]})
-    with pytest.raises(ProviderError, match="HTTP 402 Payment Required: No credit \\(code billing.insufficient_credit\\)"):
+    mock.post(
+        "https://kagi.com/api/v1/search",
+        status=402,
+        json={"errors": [{"code": "billing.insufficient_credit", "message": "No credit"}]},
+    )
+    with pytest.raises(
+        ProviderError,
+        match="HTTP 402 Payment Required: No credit \\(code billing.insufficient_credit\\)",
+    ):
         _kagi(api_version="v1").search(SearchRequest(query="q"), None)
 
 
 def test_summarize_posts_json_and_returns_output_verbatim(mock):
     """POST /summarize with url, summary_type, engine; output and tokens come back."""
-    output = "Brothertiger's song \"Mainsail\" is a reflective and hopeful track ...\n\n- point"
+    output = 'Brothertiger\'s song "Mainsail" is a reflective and hopeful track ...\n\n- point'
     mock.post(
         f"{V0}/summarize",
-        json={"meta": {"id": "55fc", "node": "us-east", "ms": 10868}, "data": {"output": output, "tokens": 543}},
+        json={
+            "meta": {"id": "55fc", "node": "us-east", "ms": 10868},
+            "data": {"output": output, "tokens": 543},
+        },
         match=[
-            matchers.json_params_matcher({"url": "https://a.b/c", "summary_type": "takeaway", "engine": "agnes", "target_language": "DE"}),
+            matchers.json_params_matcher(
+                {
+                    "url": "https://a.b/c",
+                    "summary_type": "takeaway",
+                    "engine": "agnes",
+                    "target_language": "DE",
+                }
+            ),
             matchers.header_matcher({"Authorization": f"Bot {SECRET}"}),
         ],
     )
-    response = _kagi().summarize(SummarizeRequest(url="https://a.b/c", summary_type="takeaway", engine="agnes", target_language="DE"), None)
+    response = _kagi().summarize(
+        SummarizeRequest(
+            url="https://a.b/c", summary_type="takeaway", engine="agnes", target_language="DE"
+        ),
+        None,
+    )
     assert response.output == output and response.tokens == 543
 
 
 def test_summarize_cached_hit_zero_tokens(mock):
     """A cached summary reports 0 tokens."""
-    mock.post(f"{V0}/summarize", json={"meta": {"api_balance": 4.0}, "data": {"output": "x", "tokens": 0}})
+    mock.post(
+        f"{V0}/summarize", json={"meta": {"api_balance": 4.0}, "data": {"output": "x", "tokens": 0}}
+    )
     response = _kagi().summarize(SummarizeRequest(url="https://a.b/"), None)
     assert response.tokens == 0 and response.balance == 4.0
 
@@ -217,7 +311,9 @@ def test_summarize_cached_hit_zero_tokens(mock):
 def test_summarize_failed_code_200_http_500(mock):
     """Summarize failed (code 200 at HTTP 500) shows Kagi's message."""
     mock.post(f"{V0}/summarize", status=500, json=_error_body(200, "Summarize failed", 9.87))
-    with pytest.raises(ProviderError, match="HTTP 500 Internal Server Error: Summarize failed \\(code 200\\)"):
+    with pytest.raises(
+        ProviderError, match="HTTP 500 Internal Server Error: Summarize failed \\(code 200\\)"
+    ):
         _kagi().summarize(SummarizeRequest(url="https://paywalled.example/"), None)
 
 
@@ -232,7 +328,9 @@ def test_summarize_wrong_shape(mock, data):
 def test_v1_provider_summarizes_on_v0(mock):
     """The summarizer is v0-only, even for a v1-configured provider."""
     mock.post(f"{V0}/summarize", json={"data": {"output": "ok", "tokens": 1}})
-    assert _kagi(api_version="v1").summarize(SummarizeRequest(url="https://a.b/"), None).output == "ok"
+    assert (
+        _kagi(api_version="v1").summarize(SummarizeRequest(url="https://a.b/"), None).output == "ok"
+    )
 
 
 def test_clean_snippet():
