@@ -47,6 +47,12 @@ def _describe(value: Any) -> str:
     return type(value).__name__
 
 
+def _brief(value: Any, limit: int = 60) -> str:
+    """*value*'s repr, cut at *limit* characters (a model may send megabytes)."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def _join(path: str, key: str) -> str:
     return f"{path}.{key}" if path else key
 
@@ -73,7 +79,7 @@ def validate(value: Any, schema: dict, path: str = "") -> None:
             raise SchemaError(f"{where}: expected {' or '.join(names)}, got {_describe(value)}")
     if "enum" in schema and value not in schema["enum"]:
         options = ", ".join(repr(option) for option in schema["enum"])
-        raise SchemaError(f"{where}: must be one of {options}, got {value!r}")
+        raise SchemaError(f"{where}: must be one of {options}, got {_brief(value)}")
     if isinstance(value, str):
         if len(value) < schema.get("minLength", 0):
             if schema.get("minLength") == 1:
@@ -111,7 +117,7 @@ def validate(value: Any, schema: dict, path: str = "") -> None:
             if unknown:
                 allowed = ", ".join(properties) or "none"
                 raise SchemaError(
-                    f"{where}: unknown field(s) {', '.join(map(repr, unknown))} (allowed: {allowed})"
+                    f"{where}: unknown field(s) {', '.join(map(_brief, unknown[:10]))} (allowed: {allowed})"
                 )
         for key, sub in properties.items():
             if key in value:

@@ -185,3 +185,18 @@ def test_any_of():
     validate(["x"], schema)
     message = _error(5, schema)
     assert "expected string" in message and "expected array" in message
+
+
+def test_long_values_are_quoted_briefly():
+    """A huge wrong value or unknown key is cut short in the message, never echoed whole."""
+    import pytest
+
+    from pi_hostspec.schema import SchemaError, validate
+
+    schema = {"type": "object", "properties": {"e": {"enum": ["a", "b"]}}, "additionalProperties": False}
+    with pytest.raises(SchemaError) as info:
+        validate({"e": "x" * 100000}, schema)
+    assert len(str(info.value)) < 200 and "…" in str(info.value)
+    with pytest.raises(SchemaError) as info:
+        validate({"k" * 100000: 1}, schema)
+    assert len(str(info.value)) < 200
