@@ -13,6 +13,7 @@ import attrs
 from attrs import field, frozen
 
 __all__ = [
+    "ApiOptions",
     "CommonOptions",
     "FetchRequest",
     "FetchResponse",
@@ -66,10 +67,16 @@ def limit_between(low: int, high: int) -> Callable[[int], str | None]:
 class CommonOptions:
     """Options every provider understands."""
 
-    base_url: str | None = option(None, key="baseUrl", kind="string", check=_http_url)
     timeout_seconds: float | None = option(
         None, key="timeoutSeconds", kind="number", check=_positive
     )
+
+
+@frozen(kw_only=True)
+class ApiOptions(CommonOptions):
+    """Options of a provider that calls an API: ``baseUrl`` for proxies, gateways and tests."""
+
+    base_url: str | None = option(None, key="baseUrl", kind="string", check=_http_url)
 
 
 @frozen(kw_only=True)

@@ -10,7 +10,7 @@ from attrs import frozen
 
 from ..hookspecs import hookimpl
 from .base import (
-    CommonOptions,
+    ApiOptions,
     FetchedPage,
     FetchRequest,
     FetchResponse,
@@ -35,7 +35,7 @@ def _at_least_one(value: int) -> str | None:
 
 
 @frozen(kw_only=True)
-class ExaOptions(CommonOptions):
+class ExaOptions(ApiOptions):
     """Options of an ``exa`` provider."""
 
     default_search_limit: int | None = option(

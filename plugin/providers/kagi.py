@@ -11,7 +11,7 @@ from attrs import frozen
 
 from ..hookspecs import hookimpl
 from .base import (
-    CommonOptions,
+    ApiOptions,
     SearchHit,
     SearchRequest,
     SearchResponse,
@@ -41,7 +41,7 @@ def _api_version(value: str) -> str | None:
 
 
 @frozen(kw_only=True)
-class KagiOptions(CommonOptions):
+class KagiOptions(ApiOptions):
     """Options of a ``kagi`` provider."""
 
     api_version: str = option("v0", key="apiVersion", kind="string", check=_api_version)
