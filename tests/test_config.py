@@ -282,5 +282,9 @@ def test_key_never_in_repr(write_config):
 
 def test_base_url_on_direct_is_an_unknown_option(write_config):
     """baseUrl means nothing to the direct fetcher, so it is flagged rather than silently ignored."""
-    config = load_config(write_config({"providers": [{"name": "d", "type": "direct", "options": {"baseUrl": "http://x/"}}]}))
+    config = load_config(
+        write_config(
+            {"providers": [{"name": "d", "type": "direct", "options": {"baseUrl": "http://x/"}}]}
+        )
+    )
     assert any("unknown option(s) 'baseUrl'" in w for w in config.warnings)

@@ -190,10 +190,13 @@ def test_any_of():
 def test_long_values_are_quoted_briefly():
     """A huge wrong value or unknown key is cut short in the message, never echoed whole."""
     import pytest
-
     from pi_hostspec.schema import SchemaError, validate
 
-    schema = {"type": "object", "properties": {"e": {"enum": ["a", "b"]}}, "additionalProperties": False}
+    schema = {
+        "type": "object",
+        "properties": {"e": {"enum": ["a", "b"]}},
+        "additionalProperties": False,
+    }
     with pytest.raises(SchemaError) as info:
         validate({"e": "x" * 100000}, schema)
     assert len(str(info.value)) < 200 and "…" in str(info.value)

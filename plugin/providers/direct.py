@@ -158,6 +158,58 @@ def host_refusal(host: str, port: int, *, proxied: bool = False) -> str | None:
     return None
 
 
+class RefusedAddress(Exception):
+    """The socket connected to an address the direct fetcher may not reach."""
+
+
+def _check_peer(sock: socket.socket, host: str) -> None:
+    """Refuse a connection whose peer is private (catches DNS answers that changed since the
+    pre-check, so a rebinding name cannot slip through)."""
+    try:
+        peer = sock.getpeername()[0]
+        reason = classify_address(ipaddress.ip_address(peer.split("%", 1)[0]))
+    except (OSError, ValueError):
+        peer, reason = "?", "an unrecognized address"
+    if reason:
+        sock.close()
+        raise RefusedAddress(f"refused: {host} connected to {reason} ({peer}); {ALLOW_HINT}")
+
+
+def _guarded_adapter(**kwargs: Any) -> requests.adapters.HTTPAdapter:
+    """An adapter whose direct (non-proxy) connections pass :func:`_check_peer` on connect."""
+    from urllib3.connection import HTTPConnection, HTTPSConnection
+    from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+
+    class GuardedHTTPConnection(HTTPConnection):
+        def _new_conn(self) -> socket.socket:
+            sock = super()._new_conn()
+            _check_peer(sock, self.host)
+            return sock
+
+    class GuardedHTTPSConnection(HTTPSConnection):
+        def _new_conn(self) -> socket.socket:
+            sock = super()._new_conn()
+            _check_peer(sock, self.host)
+            return sock
+
+    class GuardedHTTPPool(HTTPConnectionPool):
+        ConnectionCls = GuardedHTTPConnection
+
+    class GuardedHTTPSPool(HTTPSConnectionPool):
+        ConnectionCls = GuardedHTTPSConnection
+
+    class GuardedAdapter(requests.adapters.HTTPAdapter):
+        def init_poolmanager(self, *args: Any, **pool_kwargs: Any) -> None:
+            super().init_poolmanager(*args, **pool_kwargs)
+            # Proxied requests use a separate ProxyManager: the proxy resolves names itself.
+            self.poolmanager.pool_classes_by_scheme = {
+                "http": GuardedHTTPPool,
+                "https": GuardedHTTPSPool,
+            }
+
+    return GuardedAdapter(**kwargs)
+
+
 def _proxied(url: str) -> bool:
     """Whether a proxy from the environment applies to *url*."""
     proxies = requests.utils.get_environ_proxies(url)
@@ -336,9 +388,12 @@ class DirectProvider:
         with self._session_lock:
             if self._session is None:
                 session = requests.Session()
-                adapter = requests.adapters.HTTPAdapter(
-                    pool_connections=8, pool_maxsize=MAX_WORKERS * 2, max_retries=0
+                make = (
+                    requests.adapters.HTTPAdapter
+                    if self.options.allow_private_network
+                    else _guarded_adapter
                 )
+                adapter = make(pool_connections=8, pool_maxsize=MAX_WORKERS * 2, max_retries=0)
                 session.mount("https://", adapter)
                 session.mount("http://", adapter)
                 # Cookies never outlive one URL's redirect chain (see _fetch_one).
@@ -413,6 +468,8 @@ class DirectProvider:
                 )
             except requests.exceptions.RequestException as exc:
                 raise _Failure(network_error_message(exc), **facts) from None
+            except RefusedAddress as exc:
+                raise _Failure(str(exc), **facts) from None
             except InterruptedError:
                 raise _Failure("cancelled", **facts) from None
             try:

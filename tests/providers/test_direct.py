@@ -499,3 +499,32 @@ def test_registered_type_needs_no_key():
     assert provider.options.max_bytes == 5 * 1024 * 1024
     assert provider.options.allow_private_network is False
     assert provider.fetch_modes == {"text"}
+
+
+def test_dns_rebinding_is_refused_at_connect_time(httpserver, monkeypatch):
+    """A name that passes the pre-check but connects to loopback is refused by the socket check."""
+    import socket as socket_module
+
+    from pi_web_tools.providers import direct as direct_module
+
+    httpserver.expect_request("/secret").respond_with_data(
+        "internal data", content_type="text/plain"
+    )
+    real_getaddrinfo = socket_module.getaddrinfo
+
+    def rebinding(host, *args, **kwargs):
+        if host == "rebind.test":  # the connection resolves to loopback...
+            return real_getaddrinfo("127.0.0.1", *args, **kwargs)
+        return real_getaddrinfo(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket_module, "getaddrinfo", rebinding)
+    monkeypatch.setattr(
+        direct_module, "resolve_host", lambda host, port: ["93.184.216.34"]
+    )  # ...the pre-check saw a public one
+    provider = direct_module.DirectProvider("direct", direct_module.DirectOptions())
+    page = provider.fetch(
+        FetchRequest(urls=(f"http://rebind.test:{httpserver.port}/secret",)), None
+    ).pages[0]
+    assert not page.ok
+    assert page.error.startswith("refused: rebind.test connected to a loopback address (127.0.0.1)")
+    assert "internal data" not in (page.text or "")
