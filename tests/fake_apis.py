@@ -1,4 +1,4 @@
-"""Loopback fakes of the Kagi API for end-to-end tests (stdlib http.server in a thread)."""
+"""Loopback fakes of the Kagi and Exa APIs for end-to-end tests (stdlib http.server in a thread)."""
 
 from __future__ import annotations
 
@@ -8,28 +8,57 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
 
-class FakeKagi:
+class JsonHandler(BaseHTTPRequestHandler):
+    """An HTTP/1.1 handler that answers JSON and logs nothing."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def _send(self, status: int, body: dict) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+class LoopbackServer:
+    """Runs a handler class on 127.0.0.1 (any free port) in a thread, as a context manager."""
+
+    path = ""
+
+    def _start_server(self, handler: type) -> None:
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        """The fake's base URL (what a provider's ``baseUrl`` option gets)."""
+        return f"http://127.0.0.1:{self.server.server_address[1]}{self.path}"
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class FakeKagi(LoopbackServer):
     """A small, faithful Kagi v0: /search (GET) and /summarize (POST), Bot auth checked."""
+
+    path = "/api/v0"
 
     def __init__(self, key: str):
         self.key = key
         self.requests: list[dict] = []
         fake = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args):
-                pass
-
-            def _send(self, status: int, body: dict) -> None:
-                data = json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
+        class Handler(JsonHandler):
             def _authorized(self) -> bool:
                 if self.headers.get("Authorization") == f"Bot {fake.key}":
                     return True
@@ -124,24 +153,10 @@ class FakeKagi:
                     },
                 )
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    @property
-    def base_url(self) -> str:
-        """The fake's v0 base URL."""
-        return f"http://127.0.0.1:{self.server.server_address[1]}/api/v0"
-
-    def __enter__(self) -> FakeKagi:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        self._start_server(Handler)
 
 
-class FakeExa:
+class FakeExa(LoopbackServer):
     """A small, faithful Exa: POST /search and /contents with x-api-key checked."""
 
     def __init__(self, key: str):
@@ -149,20 +164,7 @@ class FakeExa:
         self.requests: list[dict] = []
         fake = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args):
-                pass
-
-            def _send(self, status: int, body: dict) -> None:
-                data = json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
+        class Handler(JsonHandler):
             def do_POST(self):
                 length = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
@@ -218,18 +220,4 @@ class FakeExa:
                 else:
                     self._send(404, {"requestId": "r4", "error": "Not found", "tag": "NOT_FOUND"})
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    @property
-    def base_url(self) -> str:
-        """The fake's base URL."""
-        return f"http://127.0.0.1:{self.server.server_address[1]}"
-
-    def __enter__(self) -> FakeExa:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        self._start_server(Handler)

@@ -59,14 +59,6 @@ PARAMETERS: dict = {
 def prepare_arguments(args: Any) -> Any:
     """Fold a lone ``url`` string into ``urls``."""
     return fold_singular(args, "url", "urls")
-    args = dict(args)
-    url = args.pop("url")
-    urls = args.get("urls")
-    if urls is None:
-        args["urls"] = [url] if isinstance(url, str) else url
-    elif isinstance(urls, list) and isinstance(url, str) and url not in urls:
-        args["urls"] = [url, *urls]
-    return args
 
 
 def _check_urls(urls: list[str]) -> list[str]:

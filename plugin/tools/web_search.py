@@ -95,14 +95,6 @@ _FILTERS = (
 def prepare_arguments(args: Any) -> Any:
     """Fold a lone ``query`` string into ``queries`` (models often send the singular)."""
     return fold_singular(args, "query", "queries")
-    args = dict(args)
-    query = args.pop("query")
-    queries = args.get("queries")
-    if queries is None:
-        args["queries"] = [query] if isinstance(query, str) else query
-    elif isinstance(queries, list) and isinstance(query, str) and query not in queries:
-        args["queries"] = [query, *queries]
-    return args
 
 
 @redacting
