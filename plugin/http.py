@@ -86,11 +86,19 @@ install_log_filter()
 
 
 def _snippet(body: str, limit: int = 200) -> str:
-    """A short, tag-free, one-line excerpt of an error body."""
-    title = re.search(r"<title[^>]*>(.*?)</title>", body, re.I | re.S)
-    text = title.group(1) if title else body
-    text = re.sub(r"<script.*?</script>|<style.*?</style>", " ", text, flags=re.I | re.S)
-    text = html.unescape(re.sub(r"<[^>]+>", " ", text))
+    """A short, tag-free, one-line excerpt of an error body (its ``<title>`` for an HTML page).
+
+    Only the first 16 KB are looked at, with patterns that cannot backtrack, so a hostile error
+    page costs nothing.
+    """
+    body = body[:16384]
+    lower = body.lower()
+    start = lower.find("<title")
+    opened = lower.find(">", start) if start != -1 else -1
+    end = lower.find("</title", opened) if opened != -1 else -1
+    text = body[opened + 1 : end] if end != -1 else body
+    text = re.sub(r"<(script|style)\b[^<>]*>[^<]*", " ", text, flags=re.I)
+    text = html.unescape(re.sub(r"<[^<>]*>", " ", text))
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 

@@ -528,3 +528,17 @@ def test_dns_rebinding_is_refused_at_connect_time(httpserver, monkeypatch):
     assert not page.ok
     assert page.error.startswith("refused: rebind.test connected to a loopback address (127.0.0.1)")
     assert "internal data" not in (page.text or "")
+
+
+@pytest.mark.parametrize(
+    "bad", ["<script>" * 40000, "<!--" * 40000, "<title>" * 40000, "<a" * 100000, "<p" * 100000]
+)
+def test_hostile_html_is_processed_in_linear_time(bad):
+    """Pages of unclosed tags (a quadratic trap for lazy regexes) are turned into text quickly."""
+    from pi_web_tools.http import _snippet
+
+    start = time.perf_counter()
+    direct.html_to_text(bad)
+    direct._title(bad)
+    _snippet(bad)
+    assert time.perf_counter() - start < 2.0
