@@ -162,6 +162,8 @@ def read_body(
                 if read1
                 else raw.read(_CHUNK, decode_content=True)
             )
+        except urllib3.exceptions.ReadTimeoutError:
+            raise TimeoutError("the response stopped arriving") from None
         except urllib3.exceptions.HTTPError as exc:
             raise _as_requests_error(exc) from None
         if not chunk:
@@ -183,23 +185,22 @@ def socket_timeouts(remaining: float, connect: float = CONNECT_TIMEOUT) -> tuple
 _CANCEL_POLL = 0.05
 
 
-def send(
-    session: requests.Session,
-    method: str,
-    url: str,
+def run_interruptible(
+    work: Callable[[], Any],
     *,
     cancel: threading.Event | None = None,
-    **kwargs: Any,
-) -> requests.Response:
-    """``session.request(method, url, **kwargs)`` that a set *cancel* interrupts at once.
+    deadline: float | None = None,
+) -> Any:
+    """``work()``, given up on at once when *cancel* is set or the monotonic *deadline* passes.
 
-    A socket waiting for headers cannot be woken, so with *cancel* the request runs in a helper
-    thread and this one waits for either; on cancellation it raises ``InterruptedError`` and the
-    helper, left to its own timeout, closes whatever response it still gets.
+    A socket waiting for headers, or a DNS lookup, cannot be woken, so *work* runs in a helper
+    thread and this one waits for either; on cancellation it raises ``InterruptedError``, past
+    the deadline ``TimeoutError``. The helper, left to its own socket timeouts, closes whatever
+    it still gets (anything with a ``close`` method).
     """
-    if cancel is None:
-        return session.request(method, url, **kwargs)
-    if cancel.is_set():
+    if cancel is None and deadline is None:
+        return work()
+    if cancel is not None and cancel.is_set():
         raise InterruptedError("cancelled")
     box: dict = {}
     lock = threading.Lock()
@@ -207,27 +208,47 @@ def send(
 
     def run() -> None:
         try:
-            response = session.request(method, url, **kwargs)
+            result = work()
         except BaseException as exc:  # noqa: BLE001 - handed to the caller
-            response, box["error"] = None, exc
+            result, box["error"] = None, exc
         with lock:
             if box.get("abandoned"):
-                if response is not None:
-                    response.close()
+                close = getattr(result, "close", None)
+                if close is not None:
+                    close()
             else:
-                box["response"] = response
+                box["result"] = result
             done.set()
 
     threading.Thread(target=run, name="pi-web-request", daemon=True).start()
     while not done.wait(_CANCEL_POLL):
-        if cancel.is_set():
+        cancelled = cancel is not None and cancel.is_set()
+        late = deadline is not None and time.monotonic() > deadline
+        if cancelled or late:
             with lock:
                 if not done.is_set():
                     box["abandoned"] = True
-                    raise InterruptedError("cancelled")
+                    raise InterruptedError("cancelled") if cancelled else TimeoutError("timed out")
     if "error" in box:
         raise box["error"]
-    return box["response"]
+    return box["result"]
+
+
+def send(
+    session: requests.Session,
+    method: str,
+    url: str,
+    *,
+    cancel: threading.Event | None = None,
+    deadline: float | None = None,
+    **kwargs: Any,
+) -> requests.Response:
+    """``session.request(method, url, **kwargs)`` that *cancel* or the *deadline* interrupts
+    (see :func:`run_interruptible`; the deadline also bounds DNS lookups, which socket timeouts
+    do not)."""
+    return run_interruptible(
+        lambda: session.request(method, url, **kwargs), cancel=cancel, deadline=deadline
+    )
 
 
 def _as_requests_error(exc: Exception) -> requests.exceptions.RequestException:
@@ -376,17 +397,20 @@ class HttpClient:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise self.error(f"timed out after {budget:g} s", retryable=True)
+            reading = False
             try:
                 response = send(
                     self.session,
                     method,
                     url,
                     cancel=cancel,
+                    deadline=deadline,
                     params=params,
                     json=json_body,
                     timeout=socket_timeouts(remaining),
                     stream=True,
                 )
+                reading = True
                 try:
                     body, too_big = read_body(
                         response, max_bytes=self.max_body_bytes, deadline=deadline, cancel=cancel
@@ -394,9 +418,8 @@ class HttpClient:
                 finally:
                     response.close()
             except TimeoutError:
-                raise self.error(
-                    f"timed out after {budget:g} s while reading the response"
-                ) from None
+                stage = "while reading the response" if reading else "waiting for the response"
+                raise self.error(f"timed out after {budget:g} s {stage}") from None
             except requests.exceptions.RequestException as exc:
                 reason = network_error_message(exc)
                 retryable = not isinstance(

@@ -217,3 +217,37 @@ def test_description_mentions_sources_limits_and_untrusted(host):
     )
     assert 'include a "Sources" section' in description
     assert "2000 lines or 50KB" in description and "untrusted web content" in description
+
+
+def test_timeout_bounds_the_whole_call_with_ten_queries(host, write_config):
+    """Ten queries against a server that never answers end within one timeout, not several."""
+    import socket
+    import time
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(64)  # accepts connections, never answers
+    try:
+        port = listener.getsockname()[1]
+        write_config(
+            {
+                "providers": [
+                    {
+                        "name": "kagi",
+                        "type": "kagi",
+                        "apiKey": SECRET,
+                        "options": {
+                            "baseUrl": f"http://127.0.0.1:{port}/api/v0",
+                            "timeoutSeconds": 1,
+                        },
+                    }
+                ]
+            }
+        )
+        start = time.monotonic()
+        result = host.call("web_search", {"queries": [f"q{i}" for i in range(10)]})
+        elapsed = time.monotonic() - start
+    finally:
+        listener.close()
+    assert result.is_error and "timed out after 1 s" in result.text
+    assert elapsed < 2.0

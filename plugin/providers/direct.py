@@ -29,6 +29,7 @@ from ..http import (
     install_log_filter,
     network_error_message,
     read_body,
+    run_interruptible,
     send,
     socket_timeouts,
 )
@@ -47,7 +48,7 @@ DEFAULT_MAX_BYTES = 5 * 1024 * 1024
 DEFAULT_TIMEOUT = 30.0
 CONNECT_TIMEOUT = 10.0
 MAX_REDIRECTS = 5
-MAX_WORKERS = 5
+MAX_URLS = 20  # web_fetch's schema allows at most 20 URLs; all are fetched at once
 DEFAULT_TEXT_MAX = 12000
 MIN_EXTRACTED = 200
 ACCEPT = "text/html,application/xhtml+xml,text/plain;q=0.9,application/json;q=0.8,*/*;q=0.5"
@@ -421,7 +422,7 @@ class DirectProvider:
                     if self.options.allow_private_network
                     else _guarded_adapter
                 )
-                adapter = make(pool_connections=8, pool_maxsize=MAX_WORKERS * 2, max_retries=0)
+                adapter = make(pool_connections=8, pool_maxsize=MAX_URLS, max_retries=0)
                 session.mount("https://", adapter)
                 session.mount("http://", adapter)
                 # Cookies never outlive one URL's redirect chain (see _fetch_one).
@@ -437,7 +438,7 @@ class DirectProvider:
         if not urls:
             return FetchResponse(pages=())
         with ThreadPoolExecutor(
-            max_workers=min(MAX_WORKERS, len(urls)), thread_name_prefix="direct-fetch"
+            max_workers=min(MAX_URLS, len(urls)), thread_name_prefix="direct-fetch"
         ) as pool:
             pages = list(pool.map(lambda url: self._fetch_safely(url, request, ctx), urls))
         return FetchResponse(pages=tuple(pages))
@@ -477,7 +478,16 @@ class DirectProvider:
             facts = {"final_url": current if current != url else None}
             if cancel is not None and cancel.is_set():
                 raise _Failure("cancelled", **facts)
-            refusal = self._refusal(current)
+            try:  # the address check resolves the name: bounded like the request itself
+                refusal = run_interruptible(
+                    lambda url=current: self._refusal(url), cancel=cancel, deadline=deadline
+                )
+            except TimeoutError:
+                raise _Failure(
+                    f"timed out after {self.timeout:g} s resolving the host", **facts
+                ) from None
+            except InterruptedError:
+                raise _Failure("cancelled", **facts) from None
             if refusal:
                 raise _Failure(refusal, **facts)
             remaining = deadline - time.monotonic()
@@ -489,6 +499,7 @@ class DirectProvider:
                     "GET",
                     current,
                     cancel=cancel,
+                    deadline=deadline,
                     stream=True,
                     allow_redirects=False,
                     cookies=cookies,
@@ -498,6 +509,10 @@ class DirectProvider:
                 raise _Failure(network_error_message(exc), **facts) from None
             except RefusedAddress as exc:
                 raise _Failure(str(exc), **facts) from None
+            except TimeoutError:
+                raise _Failure(
+                    f"timed out after {self.timeout:g} s waiting for the response", **facts
+                ) from None
             except InterruptedError:
                 raise _Failure("cancelled", **facts) from None
             try:

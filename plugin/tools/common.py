@@ -9,9 +9,8 @@ from typing import Any, TypeVar
 import attrs
 from pi_hostspec.types import ToolContext, ToolError, ToolResult
 
-__all__ = ["MAX_WORKERS", "fold_singular", "redacting", "resolve", "run_all"]
+__all__ = ["fold_singular", "redacting", "resolve", "run_all"]
 
-MAX_WORKERS = 5
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -96,9 +95,12 @@ def run_all(
     work: Callable[[T], R],
     *,
     on_done: Callable[[int, int], None] | None = None,
-    max_workers: int = MAX_WORKERS,
 ) -> list[R | BaseException]:
-    """Run *work* on every item concurrently (bounded); results or exceptions in item order."""
+    """Run *work* on every item at once; results or exceptions in item order.
+
+    All items start together (the tools' schemas bound them: 10 queries, 20 URLs), so one
+    provider timeout bounds the whole call. *on_done* hears (finished, total) as items finish.
+    """
     results: list[Any] = [None] * len(items)
     if len(items) == 1:
         try:
@@ -106,17 +108,15 @@ def run_all(
         except Exception as exc:  # noqa: BLE001 - reported per item by the caller
             results[0] = exc
         return results
-    from concurrent.futures import ThreadPoolExecutor
+    from concurrent.futures import ThreadPoolExecutor, as_completed
 
-    done = 0
-    with ThreadPoolExecutor(max_workers=min(max_workers, len(items))) as pool:
-        futures = [pool.submit(work, item) for item in items]
-        for index, future in enumerate(futures):
+    with ThreadPoolExecutor(max_workers=len(items), thread_name_prefix="pi-web-tool") as pool:
+        futures = {pool.submit(work, item): index for index, item in enumerate(items)}
+        for done, future in enumerate(as_completed(futures), 1):
             try:
-                results[index] = future.result()
+                results[futures[future]] = future.result()
             except Exception as exc:  # noqa: BLE001
-                results[index] = exc
-            done += 1
+                results[futures[future]] = exc
             if on_done is not None:
                 on_done(done, len(items))
     return results

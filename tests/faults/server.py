@@ -155,6 +155,15 @@ class Redirect:
 Action = Reply | Reset | Hang | Partial | Huge | Trickle | Redirect
 
 
+class _QuietServer(ThreadingHTTPServer):
+    """A server that does not print a traceback when a client hangs up mid-fault."""
+
+    daemon_threads = True
+
+    def handle_error(self, request, client_address) -> None:
+        pass
+
+
 class FaultServer:
     """A threaded loopback server answering each request with the next scripted action."""
 
@@ -196,7 +205,7 @@ class FaultServer:
 
             do_GET = do_POST = do_PUT = do_HEAD = _handle
 
-        self.server = ThreadingHTTPServer((host, 0), Handler)
+        self.server = _QuietServer((host, 0), Handler)
         self.server.daemon_threads = True
         self.server.block_on_close = False
         self.port = self.server.server_address[1]

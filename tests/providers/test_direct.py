@@ -542,3 +542,13 @@ def test_hostile_html_is_processed_in_linear_time(bad):
     direct._title(bad)
     _snippet(bad)
     assert time.perf_counter() - start < 2.0
+
+
+def test_slow_dns_lookup_is_bounded_by_the_timeout(monkeypatch):
+    """A resolver that hangs cannot hold the fetch past its timeout."""
+    monkeypatch.setattr(direct, "resolve_host", lambda host, port: time.sleep(10))
+    provider = direct.DirectProvider("direct", direct.DirectOptions(timeout_seconds=0.5))
+    start = time.monotonic()
+    page = provider.fetch(FetchRequest(urls=("http://slow-dns.example/",)), None).pages[0]
+    assert time.monotonic() - start < 1.5
+    assert not page.ok and page.error == "timed out after 0.5 s resolving the host"
