@@ -194,7 +194,7 @@ def truncate_output(
     Full output saved to: PATH]``. When the temp file cannot be written (full or read-only temp
     directory) the truncated text is still returned, with a notice saying the full output could
     not be saved. When the first line alone exceeds the byte limit, its head is shown instead
-    of nothing.
+    of nothing, and a sentence before the path says so.
     """
     truncation = truncate_head(text, max_lines=max_lines, max_bytes=max_bytes)
     if not truncation.truncated:
@@ -210,19 +210,22 @@ def truncate_output(
     shown = truncation.content
     shown_lines = truncation.output_lines
     shown_bytes = truncation.output_bytes
-    lead = ""
+    partial = ""
     if truncation.first_line_exceeds_limit:
         shown = _clip_utf8(text, max_bytes)
-        shown_lines = 0
         shown_bytes = _utf8_len(shown)
-        lead = f"Line 1 alone is {format_size(_utf8_len(text.split(chr(10), 1)[0]))}; showing its first {format_size(shown_bytes)}. "
+        first_line = _utf8_len(text.split("\n", 1)[0])
+        partial = (
+            f"Line 1 alone is {format_size(first_line)}, so only its first "
+            f"{format_size(shown_bytes)} are shown. "
+        )
 
     omitted_lines = truncation.total_lines - shown_lines
     omitted_bytes = truncation.total_bytes - shown_bytes
     notice = (
-        f"[Output truncated: {lead}showing {shown_lines} of {truncation.total_lines} lines "
+        f"[Output truncated: showing {shown_lines} of {truncation.total_lines} lines "
         f"({format_size(shown_bytes)} of {format_size(truncation.total_bytes)}). "
-        f"{omitted_lines} lines ({format_size(omitted_bytes)}) omitted. "
+        f"{omitted_lines} lines ({format_size(omitted_bytes)}) omitted. {partial}"
     )
     if path:
         notice += f"Full output saved to: {path}]"

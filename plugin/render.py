@@ -14,7 +14,7 @@ from pi_hostspec import RenderOptions, Theme, ToolResult, clip, strip_control
 __all__ = ["render_call", "render_result"]
 
 CALL_WIDTH = 100
-EXPANDED_LINE_WIDTH = 160
+LINE_WIDTH = 160
 
 
 def _title(theme: Theme, name: str) -> str:
@@ -106,16 +106,14 @@ def _error_view(result: ToolResult, options: RenderOptions, theme: Theme) -> str
     if options.expanded:
         return theme.fg("error", "Error: " + "\n".join(lines))
     more = f" (+{len(lines) - 1} more lines)" if len(lines) > 1 else ""
-    return theme.fg("error", "Error: " + clip(lines[0], EXPANDED_LINE_WIDTH)) + theme.fg(
+    return theme.fg("error", "Error: " + clip(lines[0], LINE_WIDTH)) + theme.fg(
         "muted", more
     )
 
 
 def _body(result: ToolResult) -> str:
-    return "\n".join(
-        clip(line, EXPANDED_LINE_WIDTH) if len(line) > EXPANDED_LINE_WIDTH else line
-        for line in strip_control(result.text).splitlines()
-    )
+    """The result's whole text for the expanded view (the terminal wraps long lines)."""
+    return strip_control(result.text)
 
 
 def _plural(count: int, word: str) -> str:

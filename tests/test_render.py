@@ -129,3 +129,10 @@ def test_hostile_text_is_sanitized_in_both_views():
         assert "\x1b" not in view and "\x07" not in view and "\r" not in view and "\x9b" not in view
     call = render.render_call("web_search", {"queries": ["\x1b[31mred"]}, THEME)
     assert call == 'web_search "red"'
+
+
+def test_expanded_summary_shows_every_character_of_long_paragraphs():
+    """A prose paragraph on one long line is shown whole when expanded (seed 001)."""
+    paragraph = "word " * 300
+    result = ToolResult(content=paragraph.strip(), details={"summaryType": "summary", "tokens": 10})
+    assert render.render_result("summarize", result, EXPANDED, THEME).endswith(paragraph.strip())

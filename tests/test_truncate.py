@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
 import tempfile
 from pathlib import Path
@@ -271,7 +272,11 @@ def test_truncate_output_first_line_too_long_shows_its_head():
     assert out.truncation.first_line_exceeds_limit is True
     head = out.text.split("\n\n[Output truncated:")[0]
     assert head == "é" * 5  # 10 bytes: the sixth 'é' would need 12
-    assert "Full output saved to:" in out.text
+    assert re.search(
+        r"\[Output truncated: showing 0 of 2 lines \(10B of 212B\)\. 2 lines \(202B\) omitted\. "
+        r"Line 1 alone is 200B, so only its first 10B are shown\. Full output saved to: \S+\]$",
+        out.text,
+    ), out.text
     assert Path(out.full_output_path).read_text(encoding="utf-8") == text
 
 
