@@ -253,6 +253,8 @@ def parse_config(text: str, path: Path, types: dict[str, ProviderType]) -> Confi
                 f"{where}.apiKey: must be a non-empty string, got {_describe(api_key) if not isinstance(api_key, str) else 'an empty string'}"
             )
             continue
+        if api_key is not None:
+            api_key = api_key.strip()  # a pasted key often carries a newline
         if api_key is None and provider_type.needs_api_key:
             env_name = provider_type.api_key_env
             if env_name and os.environ.get(env_name, "").strip():
@@ -404,6 +406,11 @@ def load_config(path: Path | None = None, types: dict | None = None) -> Config:
     path = path or config_path()
     types = types if types is not None else provider_types()
     env_key = os.environ.get(KAGI_ENV, "").strip()
+    # Every key variable a provider type may fall back to: a change must re-read the config.
+    env_keys = tuple(
+        os.environ.get(name, "")
+        for name in sorted({KAGI_ENV, *(t.api_key_env for t in types.values() if t.api_key_env)})
+    )
     try:
         info = path.stat()
         stamp: tuple = (
@@ -411,11 +418,11 @@ def load_config(path: Path | None = None, types: dict | None = None) -> Config:
             info.st_size,
             info.st_ino,
             info.st_mode,
-            env_key,
+            env_keys,
             id(types),
         )
     except OSError:
-        stamp = (None, env_key, id(types))
+        stamp = (None, env_keys, id(types))
     with _cache_lock:
         cached = _cache.get(str(path))
         if cached and cached[0] == stamp:

@@ -117,6 +117,10 @@ def network_error_message(exc: BaseException) -> str:
         return "too many redirects"
     if isinstance(exc, requests.exceptions.ChunkedEncodingError):
         return "the connection broke while reading the response"
+    if isinstance(exc, requests.exceptions.InvalidHeader):
+        return "a request header is invalid (check the API key for stray characters)"
+    if isinstance(exc, (requests.exceptions.InvalidURL, requests.exceptions.MissingSchema)):
+        return "the request URL is invalid (check baseUrl)"
     text = str(exc)
     if "Connection refused" in text or "ConnectionRefused" in text:
         return "connection refused"
@@ -348,6 +352,13 @@ class HttpClient:
                 self._session = session
             return self._session
 
+    def close(self) -> None:
+        """Close the session and its pooled connections (a new one opens on next use)."""
+        with self._session_lock:
+            session, self._session = self._session, None
+        if session is not None:
+            session.close()
+
     def error(self, message: str, **facts: Any) -> ProviderError:
         """A :class:`ProviderError` whose message is prefixed, redacted (this client's key and
         every configured one) and made one clean line (an API's words may hold escapes)."""
@@ -428,6 +439,9 @@ class HttpClient:
                         requests.exceptions.ReadTimeout,
                         requests.exceptions.TooManyRedirects,
                         requests.exceptions.SSLError,
+                        requests.exceptions.InvalidHeader,
+                        requests.exceptions.InvalidURL,
+                        requests.exceptions.MissingSchema,
                     ),
                 )
                 if (
@@ -510,10 +524,10 @@ class HttpClient:
         if api_message:
             message += f": {api_message}"
         if status == 429:
-            hinted = response.headers.get("Retry-After")
+            hinted = _retry_after(response.headers.get("Retry-After"))
             message += (
-                f" (rate limited; retry after {hinted} s)"
-                if hinted
+                f" (rate limited; retry after {hinted:.0f} s)"
+                if hinted is not None and hinted < 86400
                 else " (rate limited; try again shortly)"
             )
         return self.error(message, status=status, code=code, retryable=status in RETRY_STATUSES)

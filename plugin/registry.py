@@ -15,7 +15,7 @@ from .config import KAGI_ENV, Config, ProviderConfig, example_config, load_confi
 from .errors import ConfigError
 from .providers.base import CommonOptions
 
-__all__ = ["ProviderType", "get_provider", "provider_types", "resolve_provider"]
+__all__ = ["ProviderType", "close_providers", "get_provider", "provider_types", "resolve_provider"]
 
 BUILTIN_MODULES = {
     "kagi": "pi_web_tools.providers.kagi",
@@ -102,23 +102,50 @@ def set_provider_types(types: dict[str, ProviderType] | None) -> None:
     global _types
     with _types_lock:
         _types = types
-    _instances.clear()
+    close_providers()
 
 
 _instances_lock = threading.Lock()
-_instances: dict[tuple, Any] = {}
+_instances: dict[str, tuple[tuple, Any]] = {}
+
+
+def _close(provider: Any) -> None:
+    close = getattr(provider, "close", None)
+    if close is not None:
+        try:
+            close()
+        except Exception:  # noqa: BLE001 - closing an idle session must not fail a call
+            pass
+
+
+def close_providers() -> None:
+    """Close and forget every provider (their sessions' pooled connections go with them)."""
+    with _instances_lock:
+        providers = [provider for _, provider in _instances.values()]
+        _instances.clear()
+    for provider in providers:
+        _close(provider)
 
 
 def get_provider(config: ProviderConfig, types: dict[str, ProviderType] | None = None) -> Any:
-    """The provider object for *config*, reused while its entry is unchanged (warm sessions)."""
+    """The provider object for *config*, reused while its entry is unchanged (warm sessions).
+
+    One provider is kept per name: when the entry changes (a config edit), the old provider is
+    closed and replaced, so a long-running host does not collect idle sessions.
+    """
     types = types if types is not None else provider_types()
-    key = (config.name, config.type, config.api_key, config.options)
+    key = (config.type, config.api_key, config.options)
+    replaced = None
     with _instances_lock:
-        provider = _instances.get(key)
-        if provider is None:
-            provider = types[config.type].factory(config)
-            _instances[key] = provider
-        return provider
+        known = _instances.get(config.name)
+        if known is not None and known[0] == key:
+            return known[1]
+        provider = types[config.type].factory(config)
+        _instances[config.name] = (key, provider)
+        replaced = known[1] if known is not None else None
+    if replaced is not None:
+        _close(replaced)
+    return provider
 
 
 def _kagi_missing_key(capability: str, config: Config) -> ConfigError:

@@ -106,9 +106,7 @@ def _error_view(result: ToolResult, options: RenderOptions, theme: Theme) -> str
     if options.expanded:
         return theme.fg("error", "Error: " + "\n".join(lines))
     more = f" (+{len(lines) - 1} more lines)" if len(lines) > 1 else ""
-    return theme.fg("error", "Error: " + clip(lines[0], LINE_WIDTH)) + theme.fg(
-        "muted", more
-    )
+    return theme.fg("error", "Error: " + clip(lines[0], LINE_WIDTH)) + theme.fg("muted", more)
 
 
 def _body(result: ToolResult) -> str:

@@ -43,10 +43,10 @@ def isolated(tmp_path, monkeypatch):
     temp.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(temp))
     config._cache.clear()
-    registry._instances.clear()
+    registry.close_providers()
     yield agent
     config._cache.clear()
-    registry._instances.clear()
+    registry.close_providers()
 
 
 @pytest.fixture

@@ -288,3 +288,11 @@ def test_base_url_on_direct_is_an_unknown_option(write_config):
         )
     )
     assert any("unknown option(s) 'baseUrl'" in w for w in config.warnings)
+
+
+def test_api_key_from_file_is_stripped(write_config):
+    """A key pasted with a trailing newline is used without it."""
+    config = load_config(
+        write_config({"providers": [{"name": "k", "type": "kagi", "apiKey": f"  {SECRET}\n"}]})
+    )
+    assert config.providers[0].api_key == SECRET

@@ -5,6 +5,7 @@ from __future__ import annotations
 import email.utils
 import http.server
 import json
+import re
 import socket
 import threading
 import time
@@ -562,3 +563,32 @@ def test_body_larger_than_cap_is_refused(serve):
     error = failure(make_client(server.url, max_body_bytes=1024 * 1024), "/big")
     assert "larger than" in str(error)
     assert error.status == 200
+
+
+def test_retry_after_http_date_is_reported_in_seconds(mocked):
+    """A Retry-After given as an HTTP date is shown as seconds, not echoed raw."""
+    import email.utils
+    import time as time_module
+
+    when = email.utils.formatdate(time_module.time() + 30, usegmt=True)
+    mocked.get(f"{BASE}/x", status=429, json={"error": "slow down"}, headers={"Retry-After": when})
+    client = make_client(sleep_base=0.001)  # the wait would not fit the 0.2 s budget: no retry
+    with pytest.raises(ProviderError) as info:
+        client.request_json("GET", "/x", timeout=0.2)
+    assert re.search(r"rate limited; retry after (29|30|31) s\)", str(info.value)), str(info.value)
+
+
+def test_invalid_header_value_is_a_clear_error_without_retries_or_the_key(mocked):
+    """A key with a control character fails once, clearly, and the key is not echoed."""
+    bad_key = "sk-bad\nkey-123456"
+    client = HttpClient(
+        provider="test",
+        base_url=BASE,
+        headers={"Authorization": f"Bot {bad_key}"},
+        secrets=[bad_key],
+    )
+    with pytest.raises(ProviderError) as info:
+        client.request_json("GET", "/x")
+    assert "request header is invalid (check the API key" in str(info.value)
+    assert bad_key not in str(info.value) and "sk-bad" not in str(info.value)
+    assert len(mocked.calls) == 0

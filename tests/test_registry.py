@@ -184,3 +184,21 @@ def test_env_key_serves_search_when_config_has_no_search_provider(write_config, 
     monkeypatch.setenv("KAGI_API_KEY", SECRET)
     write_config({"providers": [{"name": "d", "type": "direct"}]})
     assert resolve_provider("search")[1].type == "kagi"
+
+
+def test_editing_an_entry_replaces_and_closes_the_old_provider(write_config):
+    """A changed entry gets a new provider and the old one's session is closed, not leaked."""
+    write_config({"providers": [{"name": "kagi", "type": "kagi", "apiKey": SECRET}]})
+    old = resolve_provider("search")[0]
+    old.http.session  # open a session
+    write_config(
+        {
+            "providers": [
+                {"name": "kagi", "type": "kagi", "apiKey": SECRET, "options": {"timeoutSeconds": 5}}
+            ]
+        }
+    )
+    new = resolve_provider("search")[0]  # the file's size changed, so it is read again
+    assert new is not old
+    assert old.http._session is None
+    assert len(registry._instances) == 1

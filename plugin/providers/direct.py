@@ -405,6 +405,13 @@ class DirectProvider:
         self._session: requests.Session | None = None
         self._session_lock = threading.Lock()
 
+    def close(self) -> None:
+        """Close the session and its pooled connections (a new one opens on next use)."""
+        with self._session_lock:
+            session, self._session = self._session, None
+        if session is not None:
+            session.close()
+
     def __repr__(self) -> str:
         return (
             f"DirectProvider(name={self.name!r}, max_bytes={self.options.max_bytes}, "

@@ -118,6 +118,10 @@ class ExaProvider:
             error_text=exa_error_text,
         )
 
+    def close(self) -> None:
+        """Close the HTTP session (the registry does when this entry is replaced)."""
+        self.http.close()
+
     def __repr__(self) -> str:
         return f"ExaProvider(name={self.name!r}, base_url={self.base_url!r})"
 

@@ -120,6 +120,10 @@ class KagiProvider:
             error_text=kagi_error_text,
         )
 
+    def close(self) -> None:
+        """Close the HTTP session (the registry does when this entry is replaced)."""
+        self.http.close()
+
     def __repr__(self) -> str:
         return f"KagiProvider(name={self.name!r}, base_url={self.base_url!r}, api_version={self.api_version!r})"
 
