@@ -190,7 +190,7 @@ def test_editing_an_entry_replaces_and_closes_the_old_provider(write_config):
     """A changed entry gets a new provider and the old one's session is closed, not leaked."""
     write_config({"providers": [{"name": "kagi", "type": "kagi", "apiKey": SECRET}]})
     old = resolve_provider("search")[0]
-    old.http.session  # open a session
+    assert old.http.session is not None  # opens the session
     write_config(
         {
             "providers": [
