@@ -61,13 +61,11 @@ def config_report() -> tuple[str, bool]:
         lines.append(f"Problem: {problem}")
     for warning in config.warnings:
         lines.append(f"Warning: {warning}")
-    if not any(
-        capability in types[p.type].capabilities
-        for p in config.providers
-        for capability in ("fetch",)
-    ):
+    if not any("fetch" in types[p.type].capabilities for p in config.providers):
         lines.append("Note: no provider can fetch; web_fetch uses the built-in direct fetcher.")
-    return "\n".join(lines), not config.key_problems
+    from .config import redact_secrets
+
+    return redact_secrets("\n".join(lines)), not config.key_problems
 
 
 def _options_summary(options: object) -> str:

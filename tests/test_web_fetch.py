@@ -176,8 +176,8 @@ def test_exa_fetch_modes_and_partial_failure(host, exa):
     assert result.details["urls"][1]["code"] == "CRAWL_NOT_FOUND"
 
 
-def test_exa_whole_request_error_fails_every_url(host, exa):
-    """A whole-request Exa error (402) fails each URL with the status, tag and message."""
+def test_exa_whole_request_error_is_reported_once(host, exa):
+    """A whole-request Exa error (402) fails the call once, with the status, tag and message."""
     exa.post(
         f"{EXA}/contents",
         status=402,
@@ -191,6 +191,7 @@ def test_exa_whole_request_error_fails_every_url(host, exa):
         and "credits limit" in result.text
     )
     assert SECRET not in result.text
+    assert result.text.count("NO_MORE_CREDITS") == 1
 
 
 def test_large_fetch_output_is_truncated_to_a_temp_file(host, exa):

@@ -12,7 +12,10 @@ from typing import Any, Protocol
 import attrs
 from attrs import field, frozen
 
+from ..tools.web_fetch import DEFAULT_TEXT_MAX_CHARACTERS  # the default web_fetch documents
+
 __all__ = [
+    "DEFAULT_TEXT_MAX_CHARACTERS",
     "ApiOptions",
     "CommonOptions",
     "FetchRequest",

@@ -22,6 +22,7 @@ from urllib.parse import urljoin, urlsplit
 
 import requests
 from attrs import frozen
+from pi_hostspec.truncate import format_size
 
 from ..hookspecs import hookimpl
 from ..http import (
@@ -33,7 +34,14 @@ from ..http import (
     send,
     socket_timeouts,
 )
-from .base import CommonOptions, FetchedPage, FetchRequest, FetchResponse, option
+from .base import (
+    DEFAULT_TEXT_MAX_CHARACTERS,
+    CommonOptions,
+    FetchedPage,
+    FetchRequest,
+    FetchResponse,
+    option,
+)
 
 __all__ = [
     "DirectOptions",
@@ -46,10 +54,8 @@ __all__ = [
 
 DEFAULT_MAX_BYTES = 5 * 1024 * 1024
 DEFAULT_TIMEOUT = 30.0
-CONNECT_TIMEOUT = 10.0
 MAX_REDIRECTS = 5
 MAX_URLS = 20  # web_fetch's schema allows at most 20 URLs; all are fetched at once
-DEFAULT_TEXT_MAX = 12000
 MIN_EXTRACTED = 200
 ACCEPT = "text/html,application/xhtml+xml,text/plain;q=0.9,application/json;q=0.8,*/*;q=0.5"
 ALLOW_HINT = 'set "allowPrivateNetwork": true in the direct provider\'s options to allow it'
@@ -352,14 +358,6 @@ def _extract_html(page: str, url: str) -> tuple[str | None, str, list[str]]:
     return title, extracted, notes
 
 
-def _size(count: int) -> str:
-    if count >= 1024 * 1024:
-        return f"{count / (1024 * 1024):.1f}MB"
-    if count >= 1024:
-        return f"{count / 1024:.1f}KB"
-    return f"{count} bytes"
-
-
 def _reason(status: int, given: str | None) -> str:
     """The standard reason phrase for *status* (servers spell it variously), else the server's."""
     try:
@@ -510,7 +508,7 @@ class DirectProvider:
                     stream=True,
                     allow_redirects=False,
                     cookies=cookies,
-                    timeout=socket_timeouts(remaining, CONNECT_TIMEOUT),
+                    timeout=socket_timeouts(remaining),
                 )
             except requests.exceptions.RequestException as exc:
                 raise _Failure(network_error_message(exc), **facts) from None
@@ -583,7 +581,7 @@ class DirectProvider:
 
         notes: list[str] = []
         if too_big:
-            notes.append(f"Stopped reading after {_size(self.options.max_bytes)} (maxBytes)")
+            notes.append(f"Stopped reading after {format_size(self.options.max_bytes)} (maxBytes)")
         if kind == "sniff":
             kind = self._sniff(body)
             if kind is None:
@@ -596,7 +594,7 @@ class DirectProvider:
         if kind == "html":
             title, text, extra = _extract_html(text, final_url)
             notes += extra
-        limit = request.text_max_characters or DEFAULT_TEXT_MAX
+        limit = request.text_max_characters or DEFAULT_TEXT_MAX_CHARACTERS
         if len(text) > limit:
             text = text[:limit]
             notes.append(f"text cut at {limit} characters; pass text_max_characters for more")

@@ -10,6 +10,7 @@ from attrs import frozen
 
 from ..hookspecs import hookimpl
 from .base import (
+    DEFAULT_TEXT_MAX_CHARACTERS,
     ApiOptions,
     FetchedPage,
     FetchRequest,
@@ -26,7 +27,6 @@ __all__ = ["ExaOptions", "ExaProvider", "exa_error_text"]
 DEFAULT_BASE = "https://api.exa.ai"
 DEFAULT_TIMEOUT = 30.0
 DEFAULT_LIMIT = 5
-DEFAULT_TEXT_MAX = 12000
 SNIPPET_MAX = 300
 
 
@@ -125,11 +125,6 @@ class ExaProvider:
     def __repr__(self) -> str:
         return f"ExaProvider(name={self.name!r}, base_url={self.base_url!r})"
 
-    @property
-    def default_fetch_text_max_characters(self) -> int:
-        """The text cap used when a fetch request names none."""
-        return self.options.default_fetch_text_max_characters or DEFAULT_TEXT_MAX
-
     def _shape_error(self, what: str):
         return self.http.error(f"unexpected response shape: {what}")
 
@@ -184,7 +179,11 @@ class ExaProvider:
     def fetch(self, request: FetchRequest, ctx: Any) -> FetchResponse:
         """Fetch contents for every URL; per-URL failures come from Exa's ``statuses``."""
         want_text = request.text or not (request.highlights or request.summary)
-        max_chars = request.text_max_characters or self.default_fetch_text_max_characters
+        max_chars = (
+            request.text_max_characters
+            or self.options.default_fetch_text_max_characters
+            or DEFAULT_TEXT_MAX_CHARACTERS
+        )
         body: dict = {"urls": list(request.urls)}
         if want_text:
             body["text"] = {"maxCharacters": max_chars}

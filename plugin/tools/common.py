@@ -9,11 +9,39 @@ from typing import Any, TypeVar
 import attrs
 from pi_hostspec.types import ToolContext, ToolError, ToolResult
 
-__all__ = ["fold_singular", "redacting", "resolve", "run_all"]
+__all__ = ["check_url", "fold_singular", "quoted", "redacting", "resolve", "run_all"]
 
 
 T = TypeVar("T")
 R = TypeVar("R")
+
+
+def quoted(value: str, limit: int = 120) -> str:
+    """*value* quoted for an error message, cut at *limit* characters (a model may send megabytes)."""
+    return repr(value[:limit]) + ("…" if len(value) > limit else "")
+
+
+def check_url(url: str, field: str = "url") -> str:
+    """The URL stripped, or a :class:`ToolError` saying why it is not an absolute http(s) URL."""
+    from urllib.parse import urlsplit
+
+    candidate = url.strip()
+    try:
+        parts = urlsplit(candidate)
+        host = parts.hostname
+    except ValueError:
+        parts, host = None, None
+    if parts is None or not parts.scheme or not host:
+        raise ToolError(
+            f"{field}: {quoted(url)} is not an absolute URL (expected http:// or https://...)"
+        )
+    if parts.scheme.lower() not in ("http", "https"):
+        raise ToolError(
+            f"{field}: {quoted(url)} uses {quoted(parts.scheme, 20)[1:-1]}:, only http and https are supported"
+        )
+    if any(ch.isspace() for ch in candidate):
+        raise ToolError(f"{field}: {quoted(url)} contains whitespace")
+    return candidate
 
 
 def fold_singular(args: Any, single: str, plural: str) -> Any:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pi_hostspec.limits import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES
 from pi_hostspec.types import ToolContext, ToolError, ToolResult
 
-from .common import redacting
+from .common import check_url, quoted, redacting
 
-__all__ = ["DESCRIPTION", "LABEL", "NAME", "PARAMETERS", "check_url", "execute"]
+__all__ = ["DESCRIPTION", "LABEL", "NAME", "PARAMETERS", "execute"]
 
 NAME = "summarize"
 LABEL = "Summarize"
@@ -56,34 +56,6 @@ PARAMETERS: dict = {
     "required": ["url"],
     "additionalProperties": False,
 }
-
-
-def quoted(value: str, limit: int = 120) -> str:
-    """*value* quoted for an error message, cut at *limit* characters (a model may send megabytes)."""
-    return repr(value[:limit]) + ("…" if len(value) > limit else "")
-
-
-def check_url(url: str, field: str = "url") -> str:
-    """The URL stripped, or a :class:`ToolError` saying why it is not an absolute http(s) URL."""
-    from urllib.parse import urlsplit
-
-    candidate = url.strip()
-    try:
-        parts = urlsplit(candidate)
-        host = parts.hostname
-    except ValueError:
-        parts, host = None, None
-    if parts is None or not parts.scheme or not host:
-        raise ToolError(
-            f"{field}: {quoted(url)} is not an absolute URL (expected http:// or https://...)"
-        )
-    if parts.scheme.lower() not in ("http", "https"):
-        raise ToolError(
-            f"{field}: {quoted(url)} uses {quoted(parts.scheme, 20)[1:-1]}:, only http and https are supported"
-        )
-    if any(ch.isspace() for ch in candidate):
-        raise ToolError(f"{field}: {quoted(url)} contains whitespace")
-    return candidate
 
 
 @redacting

@@ -7,7 +7,7 @@ from typing import Any
 from pi_hostspec.limits import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES
 from pi_hostspec.types import ToolContext, ToolError, ToolResult
 
-from .common import fold_singular, redacting
+from .common import check_url, fold_singular, redacting
 
 __all__ = ["DESCRIPTION", "LABEL", "NAME", "PARAMETERS", "execute", "prepare_arguments"]
 
@@ -62,8 +62,6 @@ def prepare_arguments(args: Any) -> Any:
 
 
 def _check_urls(urls: list[str]) -> list[str]:
-    from .summarize import check_url
-
     good, bad = [], []
     for index, url in enumerate(urls):
         try:
@@ -101,13 +99,12 @@ def execute(args: dict, ctx: ToolContext) -> ToolResult:
             f"Provider {pconf.name!r} ({pconf.type}) cannot return {', '.join(missing)}. "
             "Ask for text, or configure a provider that supports them (exa) and pass provider=."
         )
-    max_chars = args.get("text_max_characters")
-    if max_chars is None:
-        max_chars = (
-            getattr(pconf.options, "default_fetch_text_max_characters", None)
-            or DEFAULT_TEXT_MAX_CHARACTERS
-        )
-    request = FetchRequest(urls=tuple(urls), text_max_characters=int(max_chars), **modes)
+    max_chars = args.get("text_max_characters")  # None: the provider's default
+    request = FetchRequest(
+        urls=tuple(urls),
+        text_max_characters=int(max_chars) if max_chars is not None else None,
+        **modes,
+    )
     ctx.update(
         ToolResult(
             content=f"Fetching {len(urls)} URL(s)...", details={"partial": True, "urls": urls}
@@ -115,11 +112,16 @@ def execute(args: dict, ctx: ToolContext) -> ToolResult:
     )
     try:
         pages = list(provider.fetch(request, ctx).pages)
-    except ProviderError as exc:
-        pages = [
-            FetchedPage(url=url, ok=False, error=str(exc), status=exc.status, code=exc.code)
-            for url in urls
-        ]
+    except ProviderError as exc:  # the whole request failed (key, credit, outage): say it once
+        raise ToolError(
+            f"web_fetch failed: {exc}",
+            details={
+                "provider": pconf.name,
+                "providerType": pconf.type,
+                "urls": urls,
+                "error": exc.to_dict(),
+            },
+        ) from None
     if len(pages) != len(urls):  # a provider must answer for every URL; never lose one silently
         by_url = {page.url: page for page in pages}
         pages = [

@@ -287,7 +287,7 @@ def test_oversized_body_is_kept_with_note(server):
     page = fetch_one(server.url_for("/big"), max_bytes=1000)
     assert page.ok
     assert page.text == "x" * 1000
-    assert "Stopped reading after 1000 bytes (maxBytes)" in page.notes
+    assert "Stopped reading after 1000B (maxBytes)" in page.notes
 
 
 def test_text_max_characters_cuts_with_note(server):
