@@ -268,6 +268,49 @@ def _as_requests_error(exc: Exception) -> requests.exceptions.RequestException:
     return requests.exceptions.ChunkedEncodingError(str(exc))
 
 
+_NOT_RETRYABLE = (
+    requests.exceptions.ReadTimeout,  # the deadline is spent: no time left to retry
+    requests.exceptions.TooManyRedirects,
+    requests.exceptions.SSLError,
+    requests.exceptions.InvalidHeader,
+    requests.exceptions.InvalidURL,
+    requests.exceptions.MissingSchema,
+)
+
+
+def is_retryable(exc: BaseException) -> bool:
+    """Whether a requests failure is worth another try (broken or refused connections are)."""
+    return isinstance(exc, requests.exceptions.RequestException) and not isinstance(
+        exc, _NOT_RETRYABLE
+    )
+
+
+def wait_before_retry(
+    attempt: int,
+    retry_after: str | None,
+    deadline: float,
+    cancel: threading.Event | None,
+    *,
+    base: float | None = None,
+) -> bool:
+    """Sleep before retry *attempt* (exponential backoff with jitter, ``Retry-After`` honoured up
+    to :data:`RETRY_AFTER_CAP`); False when the wait would not fit before *deadline*. Raises
+    ``InterruptedError`` as soon as *cancel* is set."""
+    base = BACKOFF_BASE if base is None else base
+    delay = base * (2**attempt) + random.uniform(0, base / 2)
+    hinted = _retry_after(retry_after)
+    if hinted is not None:
+        delay = max(delay, min(hinted, RETRY_AFTER_CAP))
+    if time.monotonic() + delay >= deadline - 0.05:
+        return False
+    if cancel is not None:
+        if cancel.wait(delay):
+            raise InterruptedError("cancelled")
+        return True
+    time.sleep(delay)
+    return True
+
+
 def _retry_after(value: str | None) -> float | None:
     if not value:
         return None
@@ -316,7 +359,7 @@ class HttpClient:
         error_text: Callable[[Any], str | None] | None = None,
         max_body_bytes: int = MAX_API_BODY,
         retries: int = MAX_RETRIES,
-        sleep_base: float = BACKOFF_BASE,
+        sleep_base: float | None = None,
     ):
         self.provider = provider
         self.base_url = base_url.rstrip("/")
@@ -433,17 +476,7 @@ class HttpClient:
                 raise self.error(f"timed out after {budget:g} s {stage}") from None
             except requests.exceptions.RequestException as exc:
                 reason = network_error_message(exc)
-                retryable = not isinstance(
-                    exc,
-                    (
-                        requests.exceptions.ReadTimeout,
-                        requests.exceptions.TooManyRedirects,
-                        requests.exceptions.SSLError,
-                        requests.exceptions.InvalidHeader,
-                        requests.exceptions.InvalidURL,
-                        requests.exceptions.MissingSchema,
-                    ),
-                )
+                retryable = is_retryable(exc)
                 if (
                     retryable
                     and attempt < self.retries
@@ -485,19 +518,7 @@ class HttpClient:
     def _wait(
         self, attempt: int, retry_after: str | None, deadline: float, cancel: threading.Event | None
     ) -> bool:
-        """Sleep before retry *attempt*; False when the wait would not fit the deadline."""
-        delay = self.sleep_base * (2**attempt) + random.uniform(0, self.sleep_base / 2)
-        hinted = _retry_after(retry_after)
-        if hinted is not None:
-            delay = max(delay, min(hinted, RETRY_AFTER_CAP))
-        if time.monotonic() + delay >= deadline - 0.05:
-            return False
-        if cancel is not None:
-            if cancel.wait(delay):
-                raise InterruptedError("cancelled")
-            return True
-        time.sleep(delay)
-        return True
+        return wait_before_retry(attempt, retry_after, deadline, cancel, base=self.sleep_base)
 
     def _status_error(self, response: requests.Response, body: bytes) -> ProviderError:
         status = response.status_code

@@ -26,13 +26,17 @@ from pi_hostspec.truncate import format_size
 
 from ..hookspecs import hookimpl
 from ..http import (
+    MAX_RETRIES,
+    RETRY_STATUSES,
     USER_AGENT,
     install_log_filter,
+    is_retryable,
     network_error_message,
     read_body,
     run_interruptible,
     send,
     socket_timeouts,
+    wait_before_retry,
 )
 from .base import (
     DEFAULT_TEXT_MAX_CHARACTERS,
@@ -381,11 +385,15 @@ def _kind(mime: str) -> str | None:
 
 
 class _Failure(Exception):
-    """One URL's failure, carried out of the hop loop."""
+    """One URL's failure, carried out of the hop loop; *retryable* ones are tried again."""
 
-    def __init__(self, message: str, **facts: Any):
+    def __init__(
+        self, message: str, *, retryable: bool = False, retry_after: str | None = None, **facts: Any
+    ):
         super().__init__(message)
         self.message = message
+        self.retryable = retryable
+        self.retry_after = retry_after
         self.facts = facts
 
 
@@ -449,12 +457,31 @@ class DirectProvider:
         return FetchResponse(pages=tuple(pages))
 
     def _fetch_safely(self, url: str, request: FetchRequest, ctx: Any) -> FetchedPage:
-        try:
-            return self._fetch_one(url, request, ctx)
-        except _Failure as failure:
-            return FetchedPage(url=url, ok=False, error=failure.message, **failure.facts)
-        except Exception as exc:  # noqa: BLE001 - one URL's bug must not sink the others
-            return FetchedPage(url=url, ok=False, error=f"unexpected error: {type(exc).__name__}")
+        """One URL's page or failure; 429/502/503/504 and broken connections are retried at
+        most twice, with backoff, within the same timeout (as the API providers do)."""
+        deadline = time.monotonic() + self.timeout
+        cancel = getattr(ctx, "cancel", None)
+        attempt = 0
+        while True:
+            try:
+                return self._fetch_one(url, request, ctx, deadline)
+            except _Failure as failure:
+                try:
+                    again = (
+                        failure.retryable
+                        and attempt < MAX_RETRIES
+                        and wait_before_retry(attempt, failure.retry_after, deadline, cancel)
+                    )
+                except InterruptedError:
+                    return FetchedPage(url=url, ok=False, error="cancelled", **failure.facts)
+                if again:
+                    attempt += 1
+                    continue
+                return FetchedPage(url=url, ok=False, error=failure.message, **failure.facts)
+            except Exception as exc:  # noqa: BLE001 - one URL's bug must not sink the others
+                return FetchedPage(
+                    url=url, ok=False, error=f"unexpected error: {type(exc).__name__}"
+                )
 
     def _refusal(self, url: str) -> str | None:
         """Why *url* may not be fetched (scheme, host, address), or ``None``."""
@@ -472,9 +499,8 @@ class DirectProvider:
             return None
         return host_refusal(host, port, proxied=_proxied(url))
 
-    def _fetch_one(self, url: str, request: FetchRequest, ctx: Any) -> FetchedPage:
+    def _fetch_one(self, url: str, request: FetchRequest, ctx: Any, deadline: float) -> FetchedPage:
         cancel = getattr(ctx, "cancel", None)
-        deadline = time.monotonic() + self.timeout
         cookies = requests.cookies.RequestsCookieJar()
         visited = {url}
         current = url
@@ -511,7 +537,9 @@ class DirectProvider:
                     timeout=socket_timeouts(remaining),
                 )
             except requests.exceptions.RequestException as exc:
-                raise _Failure(network_error_message(exc), **facts) from None
+                raise _Failure(
+                    network_error_message(exc), retryable=is_retryable(exc), **facts
+                ) from None
             except RefusedAddress as exc:
                 raise _Failure(str(exc), **facts) from None
             except TimeoutError:
@@ -562,7 +590,12 @@ class DirectProvider:
             "content_type": mime or None,
         }
         if not 200 <= status < 300:
-            raise _Failure(f"HTTP {status} {_reason(status, response.reason)}".rstrip(), **facts)
+            raise _Failure(
+                f"HTTP {status} {_reason(status, response.reason)}".rstrip(),
+                retryable=status in RETRY_STATUSES,
+                retry_after=response.headers.get("Retry-After"),
+                **facts,
+            )
         kind = _kind(mime)
         if kind is None:
             raise _Failure(f"unsupported content type {mime}", **facts)

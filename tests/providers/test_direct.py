@@ -552,3 +552,25 @@ def test_slow_dns_lookup_is_bounded_by_the_timeout(monkeypatch):
     page = provider.fetch(FetchRequest(urls=("http://slow-dns.example/",)), None).pages[0]
     assert time.monotonic() - start < 1.5
     assert not page.ok and page.error == "timed out after 0.5 s resolving the host"
+
+
+def test_transient_status_is_retried_then_succeeds(httpserver, monkeypatch):
+    """A 503 then a 200 gives the page, after one retry (like the API providers)."""
+    monkeypatch.setattr("pi_web_tools.http.BACKOFF_BASE", 0.01)
+    httpserver.expect_ordered_request("/flaky").respond_with_data("busy", status=503)
+    httpserver.expect_ordered_request("/flaky").respond_with_data(
+        "fine now", content_type="text/plain"
+    )
+    provider = direct.DirectProvider("direct", direct.DirectOptions(allow_private_network=True))
+    page = provider.fetch(FetchRequest(urls=(httpserver.url_for("/flaky"),)), None).pages[0]
+    assert page.ok and page.text == "fine now"
+    assert len(httpserver.log) == 2
+
+
+def test_not_found_is_not_retried(httpserver):
+    """A 404 is final: one request, one failure."""
+    httpserver.expect_request("/gone").respond_with_data("no", status=404)
+    provider = direct.DirectProvider("direct", direct.DirectOptions(allow_private_network=True))
+    page = provider.fetch(FetchRequest(urls=(httpserver.url_for("/gone"),)), None).pages[0]
+    assert not page.ok and page.error == "HTTP 404 Not Found"
+    assert len(httpserver.log) == 1
