@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..conftest import SECRET
+from ..conftest import kagi_config as one_kagi_config
 from .conftest import TIMEOUT
 from .server import (
     FaultServer,
@@ -27,17 +28,7 @@ from .server import (
 
 def kagi_config(server: FaultServer, timeout: float = TIMEOUT, **options) -> dict:
     """Kagi (v0) pointed at the fault server."""
-    return {
-        "defaultProvider": "kagi",
-        "providers": [
-            {
-                "name": "kagi",
-                "type": "kagi",
-                "apiKey": SECRET,
-                "options": {"baseUrl": server.url("/api/v0"), "timeoutSeconds": timeout, **options},
-            }
-        ],
-    }
+    return one_kagi_config(server.url("/api/v0"), timeoutSeconds=timeout, **options)
 
 
 def exa_config(server: FaultServer, timeout: float = TIMEOUT, **options) -> dict:
