@@ -39,7 +39,7 @@ def _configure(agent: Path, providers: list[dict]) -> None:
     path.chmod(0o600)
     from pi_web_tools import config
 
-    config._cache.clear()
+    config.clear_cache()
 
 
 def _host():

@@ -1,17 +1,21 @@
 """``pi-web``: the reference host on the command line.
 
+Core commands are ``tools``, ``call`` and ``mcp``; plugins add their own (``pi-web search``,
+``pi-web config``, ...) through the ``register_commands`` hook.
+
 Exit status: 0 success, 1 the tool returned an error, 2 usage error (unknown tool, bad JSON).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 import threading
 from collections.abc import Sequence
 
-__all__ = ["main"]
+__all__ = ["CommandContext", "main"]
 
 
 def _host():
@@ -74,20 +78,47 @@ def _cmd_tools(host) -> int:
     return 0
 
 
-def _cmd_config() -> int:
-    try:
-        from pi_web_tools.report import config_report
-    except ImportError:
-        print("pi-web: the pi_web_tools plugin is not installed", file=sys.stderr)
-        return 2
-    text, ok = config_report()
-    _print(text)
-    return 0 if ok else 1
+class CommandContext:
+    """What a plugin's command receives besides its parsed options: the host (built on first
+    use) and :meth:`call_tool`, which runs a tool the way ``pi-web call`` does."""
+
+    def __init__(self, host_factory=_host):
+        self._host_factory = host_factory
+        self._host = None
+
+    @property
+    def host(self):
+        """The :class:`~pi_hostspec.host.Host` with every discovered plugin."""
+        if self._host is None:
+            self._host = self._host_factory()
+        return self._host
+
+    def call_tool(self, name: str, args: dict, *, view: str = "plain") -> int:
+        """Run tool *name* and print it: ``plain`` (what the model sees), ``rendered`` (call
+        line and result view), ``expanded`` or ``json``. Returns the exit status (0, 1, 2)."""
+        from .host import UnknownToolError
+
+        try:
+            self.host.get_tool(name)
+        except UnknownToolError as exc:
+            return _usage_error(str(exc))
+        return _run(
+            self.host,
+            name,
+            args,
+            as_json=view == "json",
+            expanded=view == "expanded",
+            plain=view == "plain",
+        )
+
+    def print(self, text: str) -> None:
+        """Write *text* and a newline to stdout (encoding errors replaced, never raised)."""
+        _print(text)
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(commands: dict) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="pi-web", description="Run pi web tools from the command line."
+        prog="pi-web", description="Run pi tools from the command line, as a host does."
     )
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("tools", help="list the registered tools")
@@ -96,24 +127,11 @@ def _parser() -> argparse.ArgumentParser:
     call.add_argument("args", help="the arguments as a JSON object")
     call.add_argument("--json", action="store_true", help="print the result as one JSON object")
     call.add_argument("--expanded", action="store_true", help="show the expanded result view")
-    search = sub.add_parser("search", help="web_search shortcut: print what the model sees")
-    search.add_argument("queries", nargs="+")
-    search.add_argument("--limit", type=int)
-    search.add_argument("--provider")
-    fetch = sub.add_parser("fetch", help="web_fetch shortcut: print what the model sees")
-    fetch.add_argument("urls", nargs="+")
-    fetch.add_argument("--provider")
-    fetch.add_argument("--max-chars", type=int, dest="max_chars")
-    summarize = sub.add_parser("summarize", help="summarize shortcut: print what the model sees")
-    summarize.add_argument("url")
-    summarize.add_argument("--type", dest="summary_type", choices=["summary", "takeaway"])
-    summarize.add_argument("--engine", choices=["cecil", "agnes"])
-    summarize.add_argument("--lang", dest="target_language")
-    summarize.add_argument("--provider")
-    sub.add_parser(
-        "config", help="show the config file, its providers (keys redacted) and problems"
-    )
     sub.add_parser("mcp", help="serve every tool over MCP (stdio); needs the 'mcp' extra")
+    for command in commands.values():
+        command_parser = sub.add_parser(command.name, help=command.help)
+        if command.add_arguments is not None:
+            command.add_arguments(command_parser)
     return parser
 
 
@@ -124,65 +142,47 @@ def _usage_error(message: str) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``pi-web`` console script."""
-    options = _parser().parse_args(argv)
+    cli = CommandContext()
     try:
-        return _dispatch(options)
+        # Plugins load here; what they print goes to stderr (stdout may carry MCP's protocol).
+        with contextlib.redirect_stdout(sys.stderr):
+            commands = cli.host.commands
+    except Exception as exc:  # noqa: BLE001 - a broken plugin: say so, keep the core commands
+        lines = str(exc).strip().splitlines()
+        print(
+            f"pi-web: plugin commands unavailable: {lines[0] if lines else exc!r}", file=sys.stderr
+        )
+        commands = {}
+    options = _parser(commands).parse_args(argv)
+    try:
+        return _dispatch(options, cli, commands)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
         return 0
 
 
-def _dispatch(options: argparse.Namespace) -> int:
-    from .host import UnknownToolError
-
-    if options.command == "config":
-        return _cmd_config()
+def _dispatch(options: argparse.Namespace, cli: CommandContext, commands: dict) -> int:
     if options.command == "mcp":
         from .mcp_server import serve
 
-        return serve()
-    host = _host()
-    try:
-        if options.command == "tools":
-            return _cmd_tools(host)
-        if options.command == "call":
-            try:
-                args = json.loads(options.args)
-            except json.JSONDecodeError as exc:
-                return _usage_error(f"arguments are not valid JSON: {exc.msg} (column {exc.colno})")
-            host.get_tool(options.tool)
-            return _run(
-                host,
-                options.tool,
-                args,
-                as_json=options.json,
-                expanded=options.expanded,
-                plain=False,
-            )
-        if options.command == "search":
-            args = {"queries": options.queries}
-            if options.limit is not None:
-                args["limit"] = options.limit
-            if options.provider:
-                args["provider"] = options.provider
-            return _run(host, "web_search", args, as_json=False, expanded=False, plain=True)
-        if options.command == "fetch":
-            args = {"urls": options.urls}
-            if options.provider:
-                args["provider"] = options.provider
-            if options.max_chars is not None:
-                args["text_max_characters"] = options.max_chars
-            return _run(host, "web_fetch", args, as_json=False, expanded=False, plain=True)
-        if options.command == "summarize":
-            args = {"url": options.url}
-            for key in ("summary_type", "engine", "target_language", "provider"):
-                if getattr(options, key):
-                    args[key] = getattr(options, key)
-            return _run(host, "summarize", args, as_json=False, expanded=False, plain=True)
-    except UnknownToolError as exc:
-        return _usage_error(str(exc))
-    return _usage_error(f"unknown command {options.command}")
+        return serve(cli.host)
+    if options.command == "tools":
+        return _cmd_tools(cli.host)
+    if options.command == "call":
+        try:
+            args = json.loads(options.args)
+        except json.JSONDecodeError as exc:
+            return _usage_error(f"arguments are not valid JSON: {exc.msg} (column {exc.colno})")
+        return cli.call_tool(
+            options.tool,
+            args,
+            view="json" if options.json else "expanded" if options.expanded else "rendered",
+        )
+    command = commands.get(options.command)
+    if command is None:
+        return _usage_error(f"unknown command {options.command}")
+    return command.run(options, cli)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -9,7 +9,7 @@ import pluggy
 
 if TYPE_CHECKING:
     from .theme import Theme
-    from .types import RenderOptions, Tool, ToolResult
+    from .types import Command, RenderOptions, Tool, ToolResult
 
 PROJECT = "pi"
 ENTRY_POINT_GROUP = "pi.plugins"
@@ -46,4 +46,13 @@ def render_result(
 
     :param options: ``expanded`` for the full view, ``is_partial`` while the tool still runs.
     Without a renderer (or when one raises) the host shows the result's raw text.
+    """
+
+
+@hookspec
+def register_commands(register: Callable[[Command], None]) -> None:
+    """Called when ``pi-web`` starts: call ``register(command)`` for each subcommand you add.
+
+    Core commands (``tools``, ``call``, ``mcp``) cannot be replaced; a name registered twice is
+    an error naming both plugins. Keep it cheap: import what a command needs inside ``run``.
     """

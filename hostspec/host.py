@@ -6,14 +6,24 @@ import os
 from collections.abc import Iterable
 from typing import Any
 
+import attrs
 import pluggy
 
 from . import hookspecs
-from .schema import SchemaError, validate
+from .schema import SchemaDefinitionError, SchemaError, check_schema, validate
 from .theme import PlainTheme, Theme
-from .types import RenderOptions, Tool, ToolContext, ToolError, ToolResult
+from .types import Command, RenderOptions, Tool, ToolContext, ToolError, ToolResult
 
-__all__ = ["DuplicateToolError", "Host", "UnknownToolError", "get_plugin_manager"]
+__all__ = [
+    "CORE_COMMANDS",
+    "DuplicateToolError",
+    "Host",
+    "UnknownToolError",
+    "get_plugin_manager",
+]
+
+#: ``pi-web`` subcommands of the host itself; a plugin cannot register these names.
+CORE_COMMANDS = ("tools", "call", "mcp")
 
 DISABLE_ENV = "PI_DISABLE_PLUGINS"
 
@@ -60,6 +70,7 @@ class Host:
     def __init__(self, pm: pluggy.PluginManager | None = None):
         self.pm = pm if pm is not None else get_plugin_manager()
         self._tools: dict[str, Tool] | None = None
+        self._commands: dict[str, Command] | None = None
 
     @property
     def tools(self) -> dict[str, Tool]:
@@ -82,18 +93,47 @@ class Host:
                     raise DuplicateToolError(
                         f"tool {tool.name!r} is registered by both {other} and {_plugin}"
                     )
-                tools[tool.name] = Tool(
-                    name=tool.name,
-                    label=tool.label,
-                    description=tool.description,
-                    parameters=tool.parameters,
-                    execute=tool.execute,
-                    prepare_arguments=tool.prepare_arguments,
-                    plugin_name=_plugin,
-                )
+                try:
+                    check_schema(tool.parameters)
+                except SchemaDefinitionError as exc:
+                    raise SchemaDefinitionError(
+                        f"plugin {_plugin}: tool {tool.name!r} has a schema this host cannot "
+                        f"check: {exc}"
+                    ) from None
+                tools[tool.name] = attrs.evolve(tool, plugin_name=_plugin)
 
             impl.function(register=register)
         return tools
+
+    @property
+    def commands(self) -> dict[str, Command]:
+        """The ``pi-web`` subcommands plugins add through ``register_commands``, by name."""
+        if self._commands is None:
+            self._commands = self._collect_commands()
+        return self._commands
+
+    def _collect_commands(self) -> dict[str, Command]:
+        commands: dict[str, Command] = {}
+        for impl in self.pm.hook.register_commands.get_hookimpls():
+
+            def register(command: Command, _plugin: str = impl.plugin_name) -> None:
+                if not isinstance(command, Command):
+                    raise TypeError(
+                        f"plugin {_plugin} registered {type(command).__name__}, not a Command"
+                    )
+                if command.name in CORE_COMMANDS:
+                    raise ValueError(
+                        f"plugin {_plugin} cannot register the core command {command.name!r}"
+                    )
+                if command.name in commands:
+                    other = commands[command.name].plugin_name
+                    raise ValueError(
+                        f"command {command.name!r} is registered by both {other} and {_plugin}"
+                    )
+                commands[command.name] = attrs.evolve(command, plugin_name=_plugin)
+
+            impl.function(register=register)
+        return commands
 
     def get_tool(self, name: str) -> Tool:
         """The tool called *name*; raises :class:`UnknownToolError` listing the known names."""

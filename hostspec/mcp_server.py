@@ -1,8 +1,7 @@
 """``pi-web mcp``: every discovered tool over MCP (stdio), with the official ``mcp`` SDK.
 
 The SDK is an extra (``pip install 'pi-web-tools[mcp]'``) and is imported only when the server
-starts. The :class:`~pi_hostspec.host.Host` is built once, so plugins load once; the tools read
-their config on every call, so edits to ``web-search.json`` apply without a restart.
+starts. The :class:`~pi_hostspec.host.Host` is built once, so plugins load once.
 
 Written against the SDK's 2.x low-level API (``Server(on_list_tools=..., on_call_tool=...)``,
 snake_case model fields). Stdout carries the protocol: nothing else is written to it, and the
@@ -24,7 +23,6 @@ __all__ = ["build_server", "serve"]
 
 SERVER_NAME = "pi-web-tools"
 INSTALL_HINT = "install it with: pip install 'pi-web-tools[mcp]'"
-OWN_PLUGIN_MODULE = "pi_web_tools.plugin"
 _QUIET_LOGGERS = ("mcp", "mcp_types", "httpx", "httpcore", "urllib3", "opentelemetry")
 
 
@@ -37,24 +35,20 @@ def _version() -> str:
         return "0"
 
 
-def _is_ours(host: Host, tool: Tool) -> bool:
-    """True when *tool* comes from our own web tools plugin (read-only, web-facing)."""
-    plugin = host.pm.get_plugin(tool.plugin_name) if tool.plugin_name else None
-    return getattr(plugin, "__name__", None) == OWN_PLUGIN_MODULE
-
-
-def _mcp_tool(host: Host, tool: Tool) -> Any:
+def _mcp_tool(tool: Tool) -> Any:
+    """The MCP listing of *tool*; its annotations carry only the hints the tool declares (the
+    protocol's cautious defaults apply to the rest: may write, may be destructive)."""
     from mcp import types
 
-    if _is_ours(host, tool):
-        # web_search, web_fetch and summarize only read, and only from the open web.
-        annotations = types.ToolAnnotations(
-            title=tool.label, read_only_hint=True, open_world_hint=True
-        )
-    else:
-        # Another plugin's tool: no behaviour hints we cannot vouch for (the spec's defaults
-        # then apply: may write, may be destructive, open world).
-        annotations = types.ToolAnnotations(title=tool.label)
+    hints = {
+        "read_only_hint": tool.read_only_hint,
+        "destructive_hint": tool.destructive_hint,
+        "idempotent_hint": tool.idempotent_hint,
+        "open_world_hint": tool.open_world_hint,
+    }
+    annotations = types.ToolAnnotations(
+        title=tool.label, **{key: value for key, value in hints.items() if value is not None}
+    )
     return types.Tool(
         name=tool.name,
         title=tool.label,
@@ -81,7 +75,7 @@ def build_server(host: Host) -> Any:
     from .host import UnknownToolError
     from .types import ToolContext
 
-    tools = [_mcp_tool(host, tool) for tool in host.tools.values()]
+    tools = [_mcp_tool(tool) for tool in host.tools.values()]
 
     async def list_tools(ctx: Any, params: Any) -> Any:
         return types.ListToolsResult(tools=tools)
@@ -124,8 +118,9 @@ def _error(message: str) -> None:
     print(f"pi-web mcp: {message}", file=sys.stderr)
 
 
-def serve() -> int:
-    """Serve every discovered tool over MCP on stdin/stdout until the client disconnects.
+def serve(host: Host | None = None) -> int:
+    """Serve every tool of *host* (default: every discovered plugin) over MCP on stdin/stdout
+    until the client disconnects.
 
     Returns 0 at a clean end, 1 when the tools cannot be loaded, 2 when the ``mcp`` package is
     missing or too old.
@@ -154,7 +149,7 @@ def serve() -> int:
     try:
         # Plugins load here; anything they print must not reach the protocol stream.
         with contextlib.redirect_stdout(sys.stderr):
-            host = Host()
+            host = host if host is not None else Host()
             server = build_server(host)
     except Exception as exc:  # noqa: BLE001 - a broken plugin: say so and stop
         lines = str(exc).strip().splitlines()

@@ -10,6 +10,7 @@ import attrs
 from attrs import field, frozen
 
 __all__ = [
+    "Command",
     "RenderOptions",
     "TextPart",
     "Tool",
@@ -93,6 +94,9 @@ class Tool:
     ``execute(args, ctx)`` receives validated arguments and a :class:`ToolContext` and returns a
     :class:`ToolResult`, or raises :class:`ToolError` to fail. ``prepare_arguments`` may rewrite
     raw arguments before validation (for example to fold a lone ``query`` into ``queries``).
+
+    The ``*_hint`` fields are what the tool promises about its effects, passed to MCP clients
+    as tool annotations (``None``: no promise, the protocol's cautious default applies).
     """
 
     name: str = field(validator=attrs.validators.matches_re(r"^[a-zA-Z][a-zA-Z0-9_-]{0,63}$"))
@@ -101,6 +105,27 @@ class Tool:
     parameters: dict
     execute: Callable[[dict, ToolContext], ToolResult] = field(repr=False)
     prepare_arguments: Callable[[Any], Any] | None = field(default=None, repr=False)
+    read_only_hint: bool | None = None
+    destructive_hint: bool | None = None
+    idempotent_hint: bool | None = None
+    open_world_hint: bool | None = None
+    plugin_name: str | None = None
+
+
+@frozen(kw_only=True)
+class Command:
+    """A ``pi-web`` subcommand a plugin adds through ``register_commands``.
+
+    ``add_arguments(parser)`` declares its arguments on an ``argparse`` sub-parser;
+    ``run(options, cli)`` does the work and returns the exit status, where *cli* is the
+    :class:`~pi_hostspec.cli.CommandContext` (the host, and ``call_tool`` to run a tool and
+    print what the model sees).
+    """
+
+    name: str = field(validator=attrs.validators.matches_re(r"^[a-z][a-z0-9-]{0,31}$"))
+    help: str
+    run: Callable[[Any, Any], int] = field(repr=False)
+    add_arguments: Callable[[Any], None] | None = field(default=None, repr=False)
     plugin_name: str | None = None
 
 

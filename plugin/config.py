@@ -6,6 +6,9 @@ The shape is seed 002's, shared with pi's TypeScript extensions::
 
 Validation runs in explicit steps (file, JSON, top level, each entry, that type's options) so
 every problem names the file, the field and what to write instead. Unknown keys are warnings.
+Everything provider-specific comes from the :class:`~pi_web_tools.api.ProviderType` objects
+the caller passes in: which types exist, their options, and which of them a key in the
+environment configures implicitly.
 """
 
 from __future__ import annotations
@@ -15,64 +18,50 @@ import math
 import os
 import stat
 import threading
+import types as pytypes
+import typing
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import attrs
-import cattrs
-from attrs import field, frozen
+from attrs import frozen
+from pi_hostspec.schema import describe
 
+from . import secrets
+from .api import OptionValueError, ProviderConfig, ProviderType, option_key, options_fields
 from .errors import ConfigError
-from .providers.base import options_fields
-
-if TYPE_CHECKING:
-    from .registry import ProviderType
 
 __all__ = [
     "AGENT_DIR_ENV",
-    "KAGI_ENV",
     "Config",
-    "ProviderConfig",
     "agent_dir",
+    "clear_cache",
     "config_path",
+    "env_provider",
     "example_config",
-    "known_secrets",
     "load_config",
     "parse_config",
-    "redact_secrets",
+    "permission_warning",
+    "structure_options",
 ]
 
 AGENT_DIR_ENV = "PI_CODING_AGENT_DIR"
-KAGI_ENV = "KAGI_API_KEY"
 MAX_CONFIG_BYTES = 1024 * 1024
 _TOP_LEVEL_KEYS = ("defaultProvider", "providers")
 _ENTRY_KEYS = ("name", "type", "apiKey", "options")
 
 
 @frozen(kw_only=True)
-class ProviderConfig:
-    """One provider entry; ``api_key`` never appears in a repr."""
-
-    name: str
-    type: str
-    api_key: str | None = field(default=None, repr=False)
-    options: Any = None
-    key_from_env: str | None = None
-
-    def redacted_key(self) -> str:
-        """The key as ``pi-web config`` may show it: at most its last 4 characters."""
-        if not self.api_key:
-            return "(none)"
-        tail = self.api_key[-4:] if len(self.api_key) >= 12 else ""
-        return f"…{tail}" if tail else "(set)"
-
-
-@frozen(kw_only=True)
 class Config:
-    """The validated config: providers in file order, the default, and warnings."""
+    """The validated config: providers in file order, the default, and warnings.
+
+    ``source`` is ``"file"``, ``"env"`` (no file; providers implied by key variables) or
+    ``"none"`` (no file, no key).
+    """
 
     path: Path
-    source: str  # "file", "env" (no file, KAGI_API_KEY set) or "none"
+    source: str
     providers: tuple[ProviderConfig, ...] = ()
     default_provider: str | None = None
     warnings: tuple[str, ...] = ()
@@ -96,12 +85,11 @@ def config_path() -> Path:
     return agent_dir() / "web-search.json"
 
 
-def example_config(provider_type: str = "kagi") -> str:
+def example_config(provider_type: str = "kagi", *, needs_key: bool = True) -> str:
     """A minimal valid config for *provider_type*, as text to paste."""
-    key = {"kagi": "YOUR_KAGI_API_KEY", "exa": "YOUR_EXA_API_KEY"}.get(provider_type)
-    entry = {"name": provider_type, "type": provider_type}
-    if key:
-        entry["apiKey"] = key
+    entry: dict = {"name": provider_type, "type": provider_type}
+    if needs_key:
+        entry["apiKey"] = f"YOUR_{provider_type.upper().replace('-', '_')}_API_KEY"
     body = {"defaultProvider": provider_type, "providers": [entry]}
     return json.dumps(body, indent=2)
 
@@ -113,50 +101,88 @@ def _problem(path: Path, message: str, example_type: str = "kagi") -> ConfigErro
     )
 
 
-_KIND_CHECKS = {
-    "string": (lambda v: isinstance(v, str), "a string"),
-    "number": (lambda v: isinstance(v, (int, float)) and not isinstance(v, bool), "a number"),
-    "integer": (
-        lambda v: (
-            (isinstance(v, int) and not isinstance(v, bool))
-            or (isinstance(v, float) and v.is_integer())
+# --- provider options -------------------------------------------------------------------------
+
+_NONE = type(None)
+
+
+def _expected(kind: Any) -> str:
+    """What a value of annotation *kind* looks like, for messages."""
+    origin = typing.get_origin(kind)
+    if origin is typing.Literal:
+        return "one of " + ", ".join(json.dumps(v) for v in typing.get_args(kind))
+    if origin in (list, tuple) or kind in (list, tuple):
+        return "a list of strings"
+    return {str: "a string", int: "an integer", float: "a number", bool: "true or false"}.get(
+        kind, getattr(kind, "__name__", str(kind))
+    )
+
+
+def _strict(kind: type, test: Any) -> Any:
+    def structure(value: Any, _type: Any) -> Any:
+        if not test(value):
+            raise TypeError(_expected(kind))
+        if isinstance(value, float) and not math.isfinite(value):  # JSON 1e999 parses as inf
+            raise TypeError("a finite number")
+        return kind(value)
+
+    return structure
+
+
+def _converter() -> Any:
+    """A cattrs converter that structures JSON values strictly (no ``"5"`` -> ``5``)."""
+    import cattrs
+
+    converter = cattrs.Converter()
+    number = (int, float)
+    converter.register_structure_hook(str, _strict(str, lambda v: isinstance(v, str)))
+    converter.register_structure_hook(bool, _strict(bool, lambda v: isinstance(v, bool)))
+    converter.register_structure_hook(
+        int,
+        _strict(
+            int,
+            lambda v: (
+                isinstance(v, number)
+                and not isinstance(v, bool)
+                and (isinstance(v, int) or (math.isfinite(v) and v.is_integer()))
+            ),
         ),
-        "an integer",
-    ),
-    "boolean": (lambda v: isinstance(v, bool), "true or false"),
-    "string-list": (
-        lambda v: isinstance(v, list) and all(isinstance(i, str) for i in v),
-        "a list of strings",
-    ),
-}
+    )
+    converter.register_structure_hook(
+        float, _strict(float, lambda v: isinstance(v, number) and not isinstance(v, bool))
+    )
+    return converter
 
 
-def _describe(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return f"the number {value}"
-    if isinstance(value, str):
-        return f"the string {json.dumps(value)[:60]}"
-    return "an array" if isinstance(value, list) else "an object"
+_CONVERTER: Any = None
 
 
-_converter = cattrs.Converter()
+def _option_type(attribute: attrs.Attribute) -> Any:
+    """The annotation of an option without its ``| None``."""
+    kind = attribute.type
+    args = [arg for arg in typing.get_args(kind) if arg is not _NONE]
+    if typing.get_origin(kind) in (typing.Union, pytypes.UnionType):
+        return args[0] if len(args) == 1 else kind
+    return kind
 
 
-def _structure_options(
+def structure_options(
     where: str, raw: Any, options_class: type
 ) -> tuple[Any, list[str], list[str]]:
-    """Check *raw* against *options_class*; return (instance, errors, warnings)."""
-    errors: list[str] = []
-    warnings: list[str] = []
+    """Structure *raw* (the entry's ``options``) into *options_class* with cattrs; return
+    ``(instance or None, errors, warnings)``. Each error names the field, what was expected
+    and what was given; unknown keys are warnings."""
+    global _CONVERTER
+    if _CONVERTER is None:
+        _CONVERTER = _converter()
     if raw is None:
         raw = {}
     if not isinstance(raw, dict):
-        return None, [f"{where}: must be an object, got {_describe(raw)}"], []
-    fields = {f.metadata["key"]: f for f in options_fields(options_class)}
+        return None, [f"{where}: must be an object, got {describe(raw, show=True)}"], []
+    attrs.resolve_types(options_class)
+    fields = {option_key(f): f for f in options_fields(options_class)}
+    errors: list[str] = []
+    warnings: list[str] = []
     unknown = [key for key in raw if key not in fields]
     if unknown:
         known = ", ".join(fields) or "none"
@@ -165,30 +191,44 @@ def _structure_options(
         )
     values: dict[str, Any] = {}
     for key, attribute in fields.items():
-        if key not in raw or raw[key] is None:
+        if raw.get(key) is None:
             continue
         value = raw[key]
-        test, wanted = _KIND_CHECKS[attribute.metadata["kind"]]
-        if not test(value):
-            errors.append(f"{where}.{key}: expected {wanted}, got {_describe(value)}")
+        kind = _option_type(attribute)
+        try:
+            if typing.get_origin(kind) in (list, tuple) and not isinstance(value, list):
+                raise TypeError("not a list")  # cattrs would split a string into characters
+            structured = _CONVERTER.structure(value, kind)
+        except Exception:  # noqa: BLE001 - cattrs raises several kinds; all mean a wrong type
+            errors.append(
+                f"{where}.{key}: expected {_expected(kind)}, got {describe(value, show=True)}"
+            )
             continue
-        if isinstance(value, float) and not math.isfinite(value):  # JSON 1e999 parses as inf
-            errors.append(f"{where}.{key}: must be a finite number, got {_describe(value)}")
-            continue
-        if attribute.metadata["kind"] == "integer":
-            value = int(value)
-        check = attribute.metadata.get("check")
-        message = check(value) if check else None
-        if message:
-            errors.append(f"{where}.{key}: {message}, got {_describe(value)}")
-            continue
-        values[attribute.name] = value
+        if attribute.validator is not None:
+            try:
+                attribute.validator(None, attribute, structured)
+            except OptionValueError as exc:
+                errors.append(f"{where}.{key}: {exc}, got {describe(value, show=True)}")
+                continue
+            except (ValueError, TypeError) as exc:  # an attrs validator of the plugin's own
+                errors.append(f"{where}.{key}: invalid value {describe(value, show=True)} ({exc})")
+                continue
+        values[attribute.name] = structured
     if errors:
         return None, errors, warnings
-    return _converter.structure(values, options_class), errors, warnings
+    return options_class(**values), errors, warnings
 
 
-def parse_config(text: str, path: Path, types: dict[str, ProviderType]) -> Config:
+# --- the file ---------------------------------------------------------------------------------
+
+
+def _key_from_env(provider_type: ProviderType) -> str | None:
+    if not provider_type.api_key_env:
+        return None
+    return os.environ.get(provider_type.api_key_env, "").strip() or None
+
+
+def parse_config(text: str, path: Path, types: Mapping[str, ProviderType]) -> Config:
     """Validate the file's text against the known provider *types*; raise :class:`ConfigError`."""
     if not text.strip():
         raise _problem(path, "the file is empty.")
@@ -201,7 +241,7 @@ def parse_config(text: str, path: Path, types: dict[str, ProviderType]) -> Confi
     except RecursionError:
         raise _problem(path, "not valid JSON: nested too deeply.") from None
     if not isinstance(raw, dict):
-        raise _problem(path, f"the top level must be an object, got {_describe(raw)}.")
+        raise _problem(path, f"the top level must be an object, got {describe(raw, show=True)}.")
     warnings = []
     unknown_top = [key for key in raw if key not in _TOP_LEVEL_KEYS]
     if unknown_top:
@@ -210,7 +250,9 @@ def parse_config(text: str, path: Path, types: dict[str, ProviderType]) -> Confi
         raise _problem(path, '"providers" is missing: it must be a non-empty list of providers.')
     providers_raw = raw["providers"]
     if not isinstance(providers_raw, list):
-        raise _problem(path, f'"providers" must be a list, got {_describe(providers_raw)}.')
+        raise _problem(
+            path, f'"providers" must be a list, got {describe(providers_raw, show=True)}.'
+        )
     if not providers_raw:
         raise _problem(path, '"providers" is empty: add at least one provider.')
 
@@ -222,12 +264,14 @@ def parse_config(text: str, path: Path, types: dict[str, ProviderType]) -> Confi
         where = f"providers[{index}]"
         if not isinstance(entry, dict):
             errors.append(
-                f"{where}: must be an object with name, type and apiKey, got {_describe(entry)}"
+                f"{where}: must be an object with name, type and apiKey, got {describe(entry, show=True)}"
             )
             continue
         name = entry.get("name")
         if not isinstance(name, str) or not name.strip():
-            errors.append(f"{where}.name: required, a non-empty string (got {_describe(name)})")
+            errors.append(
+                f"{where}.name: required, a non-empty string (got {describe(name, show=True)})"
+            )
             continue
         where = f"{where} ({name})"
         if name in seen:
@@ -243,29 +287,30 @@ def parse_config(text: str, path: Path, types: dict[str, ProviderType]) -> Confi
             if kind is None:
                 errors.append(f"{where}.type: required; one of {known}")
             else:
-                errors.append(f"{where}.type: unknown type {_describe(kind)}; known types: {known}")
+                errors.append(
+                    f"{where}.type: unknown type {describe(kind, show=True)}; known types: {known}"
+                )
             continue
         provider_type = types[kind]
         api_key = entry.get("apiKey")
         key_from_env = None
         if api_key is not None and (not isinstance(api_key, str) or not api_key.strip()):
-            errors.append(
-                f"{where}.apiKey: must be a non-empty string, got {_describe(api_key) if not isinstance(api_key, str) else 'an empty string'}"
-            )
+            got = "an empty string" if isinstance(api_key, str) else describe(api_key, show=True)
+            errors.append(f"{where}.apiKey: must be a non-empty string, got {got}")
             continue
         if api_key is not None:
             api_key = api_key.strip()  # a pasted key often carries a newline
         if api_key is None and provider_type.needs_api_key:
-            env_name = provider_type.api_key_env
-            if env_name and os.environ.get(env_name, "").strip():
-                api_key = os.environ[env_name].strip()
-                key_from_env = env_name
+            api_key = _key_from_env(provider_type)
+            if api_key is not None:
+                key_from_env = provider_type.api_key_env
             else:
+                env_name = provider_type.api_key_env
                 fallback = f" (or set {env_name})" if env_name else ""
                 key_problems.append(
                     f'{where}.apiKey: missing; add "apiKey": "..." to this entry{fallback}'
                 )
-        options, option_errors, option_warnings = _structure_options(
+        options, option_errors, option_warnings = structure_options(
             f"{where}.options", entry.get("options"), provider_type.options_class
         )
         errors.extend(option_errors)
@@ -282,7 +327,7 @@ def parse_config(text: str, path: Path, types: dict[str, ProviderType]) -> Confi
     if default is not None:
         if not isinstance(default, str):
             errors.append(
-                f"defaultProvider: expected a provider name (string), got {_describe(default)}"
+                f"defaultProvider: expected a provider name (string), got {describe(default, show=True)}"
             )
         elif default not in seen:
             names = ", ".join(seen) or "none"
@@ -351,66 +396,57 @@ def permission_warning(path: Path) -> str | None:
     return None
 
 
+def env_provider(provider_type: ProviderType) -> ProviderConfig | None:
+    """The provider a key variable alone configures (how ``KAGI_API_KEY`` works), when the
+    type declares ``env_key_implies_provider`` and the variable is set."""
+    key = _key_from_env(provider_type) if provider_type.env_key_implies_provider else None
+    if key is None:
+        return None
+    return ProviderConfig(
+        name=provider_type.name,
+        type=provider_type.name,
+        api_key=key,
+        options=provider_type.options_class(),
+        key_from_env=provider_type.api_key_env,
+        origin=f"env {provider_type.api_key_env}",
+    )
+
+
+def _implicit_from_env(path: Path, types: Mapping[str, ProviderType]) -> Config:
+    """With no file: one provider per type whose key variable is set and implies a provider."""
+    ordered = sorted(types.values(), key=lambda t: (t.precedence, t.name))
+    providers = [entry for entry in map(env_provider, ordered) if entry is not None]
+    if not providers:
+        return Config(path=path, source="none")
+    return Config(
+        path=path,
+        source="env",
+        providers=tuple(providers),
+        default_provider=providers[0].name,
+    )
+
+
 _cache_lock = threading.Lock()
 _cache: dict[str, tuple[tuple, Config]] = {}
 
-#: Keys shorter than this are not redacted from output (they would mangle ordinary words).
-MIN_SECRET_LENGTH = 8
-_secrets: set[str] = set()
+
+def clear_cache() -> None:
+    """Forget every loaded config, so the next call reads the file again (tests, hosts)."""
+    with _cache_lock:
+        _cache.clear()
 
 
-def _remember_secrets(config: Config) -> None:
-    for provider in config.providers:
-        key = provider.api_key
-        if isinstance(key, str) and len(key.strip()) >= MIN_SECRET_LENGTH:
-            _secrets.add(key.strip())
+def load_config(types: Mapping[str, ProviderType], path: Path | None = None) -> Config:
+    """Read and validate the config now (cached until the file or a key variable changes).
 
-
-def known_secrets(*, load: bool = False) -> tuple[str, ...]:
-    """Every API key this process has read from a config or the environment, longest first.
-
-    Output is redacted against all of them, whichever provider served the call: a key can reach
-    a tool through a URL's query string or a page that echoes it. With *load*, the config is
-    read first (when it has not been yet); a broken config just adds nothing.
+    With no file, key variables of types that declare ``env_key_implies_provider`` configure
+    one provider each (``source="env"``); otherwise the config is empty (``source="none"``)
+    and tools say what to configure. Every key read is remembered for redaction.
     """
-    if load:
-        try:
-            load_config()
-        except Exception:  # noqa: BLE001 - redaction must never fail the caller
-            pass
-    env_key = os.environ.get(KAGI_ENV, "").strip()
-    found = set(_secrets)
-    if len(env_key) >= MIN_SECRET_LENGTH:
-        found.add(env_key)
-    return tuple(sorted(found, key=len, reverse=True))
-
-
-def redact_secrets(text: str, *, load: bool = False) -> str:
-    """*text* with every known API key replaced by ``***``."""
-    if not text:
-        return text
-    for secret in known_secrets(load=load):
-        if secret in text:
-            text = text.replace(secret, "***")
-    return text
-
-
-def load_config(path: Path | None = None, types: dict | None = None) -> Config:
-    """Read and validate the config now (cached until the file or KAGI_API_KEY changes).
-
-    With no file, a set ``KAGI_API_KEY`` means one implicit Kagi provider (``source="env"``);
-    otherwise the config is empty (``source="none"``) and tools say what to configure.
-    """
-    from .registry import provider_types
-
     path = path or config_path()
-    types = types if types is not None else provider_types()
-    env_key = os.environ.get(KAGI_ENV, "").strip()
-    # Every key variable a provider type may fall back to: a change must re-read the config.
-    env_keys = tuple(
-        os.environ.get(name, "")
-        for name in sorted({KAGI_ENV, *(t.api_key_env for t in types.values() if t.api_key_env)})
-    )
+    env_names = sorted({t.api_key_env for t in types.values() if t.api_key_env})
+    secrets.watch_env(env_names)
+    env_keys = tuple(os.environ.get(name, "") for name in env_names)
     try:
         info = path.stat()
         stamp: tuple = (
@@ -429,23 +465,7 @@ def load_config(path: Path | None = None, types: dict | None = None) -> Config:
             return cached[1]
     text = _read_text(path)
     if text is None:
-        if env_key and "kagi" in types:
-            config = Config(
-                path=path,
-                source="env",
-                providers=(
-                    ProviderConfig(
-                        name="kagi",
-                        type="kagi",
-                        api_key=env_key,
-                        options=types["kagi"].options_class(),
-                        key_from_env=KAGI_ENV,
-                    ),
-                ),
-                default_provider="kagi",
-            )
-        else:
-            config = Config(path=path, source="none")
+        config = _implicit_from_env(path, types)
     else:
         config = parse_config(text, path, types)
         warning = (
@@ -455,7 +475,7 @@ def load_config(path: Path | None = None, types: dict | None = None) -> Config:
         )
         if warning:
             config = attrs.evolve(config, warnings=config.warnings + (warning,))
-    _remember_secrets(config)
+    secrets.remember(p.api_key for p in config.providers)
     with _cache_lock:
         _cache[str(path)] = (stamp, config)
     return config

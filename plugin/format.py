@@ -11,8 +11,8 @@ from collections.abc import Sequence
 
 from pi_hostspec import strip_control
 
-from .config import redact_secrets
-from .providers.base import FetchedPage, SearchHit, SearchResponse
+from .api import FetchedPage, SearchHit, SearchResponse
+from .secrets import redact_secrets
 
 __all__ = ["format_fetch", "format_hit", "format_search", "page_heading"]
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:
-    from .registry import ProviderType
+    from .api import ProviderType
 
 PROJECT = "pi_web_tools"
 ENTRY_POINT_GROUP = "pi_web_tools.providers"
@@ -21,8 +21,8 @@ hookimpl = pluggy.HookimplMarker(PROJECT)
 def register_provider_types(register: Callable[[ProviderType], None]) -> None:
     """Called the first time a tool needs a provider: call ``register(provider_type)``.
 
-    A :class:`~pi_web_tools.registry.ProviderType` names the ``type`` used in
-    ``web-search.json``, its capabilities (``search``, ``fetch``, ``summarize``), its options
-    class and a factory that builds a provider from a :class:`ProviderConfig`. Built-in types
-    (kagi, exa, direct) register exactly this way.
+    A :class:`~pi_web_tools.ProviderType` names the ``type`` used in ``web-search.json`` and
+    declares what it offers; its factory builds a provider from a
+    :class:`~pi_web_tools.ProviderConfig`. Built-in types (kagi, exa, direct) register exactly
+    this way, through the ``pi_web_tools.providers`` entry-point group.
     """

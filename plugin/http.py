@@ -1,18 +1,16 @@
-"""One HTTP layer for every provider: a warm session, deadlines, retries, capped bodies, and
-error messages with the status, the API's own words and never the key.
+"""One HTTP path for every provider and the direct fetcher: one session factory, requests that
+a deadline or a cancellation interrupts, capped bodies, and :class:`HttpClient` for JSON APIs
+(error messages with the status, the API's own words and never the key).
 
-Retry policy: 429, 502, 503, 504 and connection failures are retried at most twice, with
-exponential backoff and jitter, honouring ``Retry-After`` up to :data:`RETRY_AFTER_CAP`; never
-400/401/402/403. Every wait fits inside the call's deadline and stops at once on cancellation.
+Retries follow a :class:`~pi_web_tools.retry.RetryPolicy` through the one loop in
+:mod:`pi_web_tools.retry`: 429, 502, 503, 504 and broken or refused connections are retried
+(at most twice by default), never 400/401/402/403.
 """
 
 from __future__ import annotations
 
-import email.utils
 import html
 import json
-import logging
-import random
 import re
 import threading
 import time
@@ -23,75 +21,44 @@ import requests
 import urllib3
 from pi_hostspec.truncate import format_size
 
-from . import __version__
-from .config import known_secrets, redact_secrets
+from . import retry as retry_module
 from .errors import ProviderError
+from .retry import Retryable, RetryPolicy, parse_retry_after, with_retries
+from .secrets import redact, redact_secrets
+from .version import __version__
 
-__all__ = ["HttpClient", "USER_AGENT", "read_body", "redact", "send"]
+__all__ = [
+    "HttpClient",
+    "USER_AGENT",
+    "error_snippet",
+    "is_retryable",
+    "network_error_message",
+    "new_session",
+    "read_body",
+    "run_interruptible",
+    "send",
+    "socket_timeouts",
+]
 
 USER_AGENT = f"pi-web-tools/{__version__} (+https://pypi.org/project/pi-web-tools/)"
 CONNECT_TIMEOUT = 10.0
 DEFAULT_TIMEOUT = 30.0
 MAX_API_BODY = 16 * 1024 * 1024
-RETRY_STATUSES = frozenset({429, 502, 503, 504})
-MAX_RETRIES = 2
-BACKOFF_BASE = 0.5
-RETRY_AFTER_CAP = 10.0
+MAX_REDIRECTS = 5
 #: The longest timeout handed to a socket (a day): larger ones overflow the platform's timeval.
 MAX_SOCKET_TIMEOUT = 24 * 3600.0
 _CHUNK = 64 * 1024
 
 
-def redact(text: str, secrets: Iterable[str | None]) -> str:
-    """Replace every secret (4 characters or longer) in *text* with ``***``."""
-    for secret in secrets:
-        if secret and len(secret) >= 4 and secret in text:
-            text = text.replace(secret, "***")
-    return text
-
-
-class _RedactingFilter(logging.Filter):
-    """Replaces known API keys in log records (urllib3 logs every request line, query string
-    included, at DEBUG level)."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        try:
-            secrets = known_secrets()
-            if secrets:
-                message = record.getMessage()
-                if any(secret in message for secret in secrets):
-                    record.msg, record.args = redact(message, secrets), ()
-        except Exception:  # noqa: BLE001 - a log filter must never break the call that logs
-            pass
-        return True
-
-
-_LOG_FILTER = _RedactingFilter()
-
-
-#: Libraries that log URLs (query strings included) on the way to a page.
-LOGGING_LIBRARIES = ("urllib3", "requests", "trafilatura", "htmldate", "courlan", "justext")
-
-
-def install_log_filter() -> None:
-    """Attach the redacting filter to every logger of :data:`LOGGING_LIBRARIES` created so far
-    (a logger's filters do not apply to its children's records, so each one gets it). Cheap to
-    call again after importing one of them."""
-    for name in ["urllib3.connectionpool", *list(logging.root.manager.loggerDict)]:
-        if name.split(".")[0] in LOGGING_LIBRARIES:
-            logging.getLogger(name).addFilter(_LOG_FILTER)
-
-
-install_log_filter()
-
-
-def _snippet(body: str, limit: int = 200) -> str:
+def error_snippet(body: str, limit: int = 200, secrets: Iterable[str | None] = ()) -> str:
     """A short, tag-free, one-line excerpt of an error body (its ``<title>`` for an HTML page).
 
     Only the first 16 KB are looked at, with patterns that cannot backtrack, so a hostile error
     page costs nothing.
     """
-    body = body[:16384]
+    # Keys are redacted before anything is shortened (a key cut in two would show in part): the
+    # window redacted reaches past the cut by more than any key is long.
+    body = redact_secrets(redact(body[: 16384 + 1024], secrets))[:16384]
     lower = body.lower()
     start = lower.find("<title")
     opened = lower.find(">", start) if start != -1 else -1
@@ -285,47 +252,6 @@ def is_retryable(exc: BaseException) -> bool:
     )
 
 
-def wait_before_retry(
-    attempt: int,
-    retry_after: str | None,
-    deadline: float,
-    cancel: threading.Event | None,
-    *,
-    base: float | None = None,
-) -> bool:
-    """Sleep before retry *attempt* (exponential backoff with jitter, ``Retry-After`` honoured up
-    to :data:`RETRY_AFTER_CAP`); False when the wait would not fit before *deadline*. Raises
-    ``InterruptedError`` as soon as *cancel* is set."""
-    base = BACKOFF_BASE if base is None else base
-    delay = base * (2**attempt) + random.uniform(0, base / 2)
-    hinted = _retry_after(retry_after)
-    if hinted is not None:
-        delay = max(delay, min(hinted, RETRY_AFTER_CAP))
-    if time.monotonic() + delay >= deadline - 0.05:
-        return False
-    if cancel is not None:
-        if cancel.wait(delay):
-            raise InterruptedError("cancelled")
-        return True
-    time.sleep(delay)
-    return True
-
-
-def _retry_after(value: str | None) -> float | None:
-    if not value:
-        return None
-    value = value.strip()
-    if value.isdigit():
-        return float(value)
-    try:
-        moment = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
-        return None
-    if moment is None:
-        return None
-    return max(0.0, moment.timestamp() - time.time())
-
-
 class _Session(requests.Session):
     """A session that drops every header carrying a key (not only ``Authorization``, which is
     all requests strips) when a redirect leaves the original host."""
@@ -341,11 +267,47 @@ class _Session(requests.Session):
                 prepared_request.headers.pop(name, None)
 
 
-class HttpClient:
-    """A provider's HTTP client: one ``requests.Session`` reused across calls.
+def new_session(
+    *,
+    headers: dict | None = None,
+    secret_headers: Iterable[str] = (),
+    adapter: requests.adapters.HTTPAdapter | None = None,
+    keep_cookies: bool = True,
+) -> requests.Session:
+    """The one way a session is made: our User-Agent, *headers*, no urllib3 retries (the retry
+    loop is ours), at most :data:`MAX_REDIRECTS` redirects, proxies and CA bundle from the
+    environment. *secret_headers* are dropped on a redirect to another host; *adapter*
+    replaces the default (the direct fetcher's guards its connections); without
+    *keep_cookies* no cookie is ever stored."""
+    session = _Session()
+    session.secret_headers = tuple(secret_headers)
+    adapter = adapter or requests.adapters.HTTPAdapter(
+        pool_connections=4, pool_maxsize=16, max_retries=0
+    )
+    session.mount("https://", adapter)
+    session.mount("http://", adapter)
+    session.max_redirects = MAX_REDIRECTS
+    if not keep_cookies:
+        from http.cookiejar import DefaultCookiePolicy
 
-    *error_text* turns a parsed JSON error body into the API's own message (or ``None``);
-    *secrets* are redacted from every message this client produces.
+        session.cookies.set_policy(DefaultCookiePolicy(allowed_domains=[]))
+    session.headers["User-Agent"] = USER_AGENT
+    session.headers.update(headers or {})
+    return session
+
+
+class HttpClient:
+    """A provider's HTTP client for a JSON API: one warm session reused across calls.
+
+    :param provider: the name errors start with (``"Kagi"``).
+    :param base_url: what request paths are joined to.
+    :param headers: sent with every request (a key's header is dropped on a cross-host redirect).
+    :param secrets: redacted from every message this client produces (known keys always are).
+    :param timeout: seconds for one call, retries included, unless the call says otherwise.
+    :param error_text: turns a parsed JSON error body into the API's own message, or a
+        ``(message, code)`` pair, or ``None``.
+    :param retry: the :class:`~pi_web_tools.retry.RetryPolicy` (default: 2 retries of
+        429/502/503/504 and broken connections).
     """
 
     def __init__(
@@ -356,10 +318,9 @@ class HttpClient:
         headers: dict | None = None,
         secrets: Iterable[str | None] = (),
         timeout: float = DEFAULT_TIMEOUT,
-        error_text: Callable[[Any], str | None] | None = None,
+        error_text: Callable[[Any], Any] | None = None,
         max_body_bytes: int = MAX_API_BODY,
-        retries: int = MAX_RETRIES,
-        sleep_base: float | None = None,
+        retry: RetryPolicy | None = None,
     ):
         self.provider = provider
         self.base_url = base_url.rstrip("/")
@@ -367,32 +328,29 @@ class HttpClient:
         self.secrets = tuple(s for s in secrets if s)
         self.error_text = error_text
         self.max_body_bytes = max_body_bytes
-        self.retries = retries
-        self.sleep_base = sleep_base
+        self.retry = retry  # None: retry.DEFAULT_RETRY, read at call time
         self._headers = dict(headers or {})
         self._session: requests.Session | None = None
         self._session_lock = threading.Lock()
 
     @property
+    def policy(self) -> RetryPolicy:
+        """The retry policy in force: this client's, else the default."""
+        return self.retry if self.retry is not None else retry_module.DEFAULT_RETRY
+
+    @property
     def session(self) -> requests.Session:
-        """The warm session (created on first use; proxies and CA bundle from the environment)."""
+        """The warm session (created on first use)."""
         with self._session_lock:
             if self._session is None:
-                session = _Session()
-                session.secret_headers = tuple(
-                    name
-                    for name, value in self._headers.items()
-                    if any(secret in str(value) for secret in self.secrets)
+                self._session = new_session(
+                    headers=self._headers,
+                    secret_headers=[
+                        name
+                        for name, value in self._headers.items()
+                        if any(secret in str(value) for secret in self.secrets)
+                    ],
                 )
-                adapter = requests.adapters.HTTPAdapter(
-                    pool_connections=4, pool_maxsize=16, max_retries=0
-                )
-                session.mount("https://", adapter)
-                session.mount("http://", adapter)
-                session.max_redirects = 5
-                session.headers["User-Agent"] = USER_AGENT
-                session.headers.update(self._headers)
-                self._session = session
             return self._session
 
     def close(self) -> None:
@@ -404,7 +362,7 @@ class HttpClient:
 
     def error(self, message: str, **facts: Any) -> ProviderError:
         """A :class:`ProviderError` whose message is prefixed, redacted (this client's key and
-        every configured one) and made one clean line (an API's words may hold escapes)."""
+        every known one) and made one clean line (an API's words may hold escapes)."""
         from pi_hostspec.sanitize import strip_control
 
         message = redact_secrets(redact(f"{self.provider}: {message}", self.secrets))
@@ -419,106 +377,101 @@ class HttpClient:
         *,
         params: dict | None = None,
         json_body: Any = None,
+        headers: dict | None = None,
         ctx: Any = None,
         timeout: float | None = None,
     ) -> tuple[Any, requests.Response]:
-        """Send a request and return (parsed JSON, response); raise :class:`ProviderError`."""
-        try:
-            return self._request_json(
-                method, path, params=params, json_body=json_body, ctx=ctx, timeout=timeout
-            )
-        except InterruptedError:
-            raise self.error("cancelled") from None
+        """Send a request (retried per the policy) and return (parsed JSON, response); raise
+        :class:`ProviderError` on any failure, ``cancelled`` when *ctx* is cancelled.
 
-    def _request_json(
-        self,
-        method: str,
-        path: str,
-        *,
-        params: dict | None,
-        json_body: Any,
-        ctx: Any,
-        timeout: float | None,
-    ) -> tuple[Any, requests.Response]:
+        *path* is joined to the base URL unless it is absolute; *headers* add to (or with
+        ``None`` values, remove from) the client's own for this request.
+        """
         url = path if path.startswith(("http://", "https://")) else f"{self.base_url}{path}"
         budget = timeout if timeout is not None else self.timeout
         deadline = time.monotonic() + budget
         cancel = getattr(ctx, "cancel", None)
-        attempt = 0
-        while True:
-            if cancel is not None and cancel.is_set():
-                raise self.error("cancelled")
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise self.error(f"timed out after {budget:g} s", retryable=True)
-            reading = False
-            try:
-                response = send(
-                    self.session,
-                    method,
-                    url,
-                    cancel=cancel,
-                    deadline=deadline,
-                    params=params,
-                    json=json_body,
-                    timeout=socket_timeouts(remaining),
-                    stream=True,
-                )
-                reading = True
-                try:
-                    body, too_big = read_body(
-                        response, max_bytes=self.max_body_bytes, deadline=deadline, cancel=cancel
-                    )
-                finally:
-                    response.close()
-            except TimeoutError:
-                stage = "while reading the response" if reading else "waiting for the response"
-                raise self.error(f"timed out after {budget:g} s {stage}") from None
-            except requests.exceptions.RequestException as exc:
-                reason = network_error_message(exc)
-                retryable = is_retryable(exc)
-                if (
-                    retryable
-                    and attempt < self.retries
-                    and self._wait(attempt, None, deadline, cancel)
-                ):
-                    attempt += 1
-                    continue
-                if isinstance(exc, requests.exceptions.ReadTimeout):
-                    reason = f"timed out after {budget:g} s waiting for the response"
-                raise self.error(f"request failed: {reason}", retryable=retryable) from None
-            if too_big:
-                raise self.error(
-                    f"the response is larger than {format_size(self.max_body_bytes)}; refused",
-                    status=response.status_code,
-                )
-            status = response.status_code
-            if status >= 400:
-                if (
-                    status in RETRY_STATUSES
-                    and attempt < self.retries
-                    and self._wait(attempt, response.headers.get("Retry-After"), deadline, cancel)
-                ):
-                    attempt += 1
-                    continue
-                raise self._status_error(response, body)
-            if not body.strip():
-                raise self.error(f"the API returned an empty body (HTTP {status})", status=status)
-            try:
-                data = json.loads(body)
-            except (ValueError, RecursionError):
-                kind = response.headers.get("Content-Type", "unknown content type")
-                raise self.error(
-                    f"the API returned a body that is not valid JSON (HTTP {status}, {kind}): "
-                    f"{_snippet(body.decode('utf-8', 'replace'), 120)}",
-                    status=status,
-                ) from None
-            return data, response
 
-    def _wait(
-        self, attempt: int, retry_after: str | None, deadline: float, cancel: threading.Event | None
-    ) -> bool:
-        return wait_before_retry(attempt, retry_after, deadline, cancel, base=self.sleep_base)
+        def attempt() -> tuple[Any, requests.Response]:
+            return self._attempt(method, url, params, json_body, headers, budget, deadline, cancel)
+
+        try:
+            return with_retries(attempt, policy=self.policy, deadline=deadline, cancel=cancel)
+        except InterruptedError:
+            raise self.error("cancelled") from None
+
+    def _attempt(
+        self,
+        method: str,
+        url: str,
+        params: dict | None,
+        json_body: Any,
+        headers: dict | None,
+        budget: float,
+        deadline: float,
+        cancel: threading.Event | None,
+    ) -> tuple[Any, requests.Response]:
+        """One request and its body; a failure worth retrying is raised as :class:`Retryable`."""
+        if cancel is not None and cancel.is_set():
+            raise InterruptedError("cancelled")
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise self.error(f"timed out after {budget:g} s", retryable=True)
+        reading = False
+        try:
+            response = send(
+                self.session,
+                method,
+                url,
+                cancel=cancel,
+                deadline=deadline,
+                params=params,
+                json=json_body,
+                headers=headers,
+                timeout=socket_timeouts(remaining),
+                stream=True,
+            )
+            reading = True
+            try:
+                body, too_big = read_body(
+                    response, max_bytes=self.max_body_bytes, deadline=deadline, cancel=cancel
+                )
+            finally:
+                response.close()
+        except TimeoutError:
+            stage = "while reading the response" if reading else "waiting for the response"
+            raise self.error(f"timed out after {budget:g} s {stage}") from None
+        except requests.exceptions.RequestException as exc:
+            reason = network_error_message(exc)
+            if isinstance(exc, requests.exceptions.ReadTimeout):
+                reason = f"timed out after {budget:g} s waiting for the response"
+            failure = self.error(f"request failed: {reason}", retryable=is_retryable(exc))
+            if is_retryable(exc):
+                raise Retryable(failure) from None
+            raise failure from None
+        if too_big:
+            raise self.error(
+                f"the response is larger than {format_size(self.max_body_bytes)}; refused",
+                status=response.status_code,
+            )
+        status = response.status_code
+        if status >= 400:
+            failure = self._status_error(response, body)
+            if self.policy.is_retry_status(status):
+                raise Retryable(failure, response.headers.get("Retry-After"))
+            raise failure
+        if not body.strip():
+            raise self.error(f"the API returned an empty body (HTTP {status})", status=status)
+        try:
+            data = json.loads(body)
+        except (ValueError, RecursionError):
+            kind = response.headers.get("Content-Type", "unknown content type")
+            raise self.error(
+                f"the API returned a body that is not valid JSON (HTTP {status}, {kind}): "
+                f"{error_snippet(body.decode('utf-8', 'replace'), 120, self.secrets)}",
+                status=status,
+            ) from None
+        return data, response
 
     def _status_error(self, response: requests.Response, body: bytes) -> ProviderError:
         status = response.status_code
@@ -533,22 +486,24 @@ class HttpClient:
         if parsed is not None and self.error_text is not None:
             try:
                 found = self.error_text(parsed)
-            except Exception:
+            except Exception:  # noqa: BLE001 - a parser bug must not hide the status
                 found = None
             if isinstance(found, tuple):
                 api_message, code = found
             else:
                 api_message = found
         if api_message is None and text.strip():
-            api_message = _snippet(text)
+            api_message = error_snippet(text, secrets=self.secrets)
         message = f"HTTP {status} {reason}".rstrip()
         if api_message:
             message += f": {api_message}"
         if status == 429:
-            hinted = _retry_after(response.headers.get("Retry-After"))
+            hinted = parse_retry_after(response.headers.get("Retry-After"))
             message += (
                 f" (rate limited; retry after {hinted:.0f} s)"
                 if hinted is not None and hinted < 86400
                 else " (rate limited; try again shortly)"
             )
-        return self.error(message, status=status, code=code, retryable=status in RETRY_STATUSES)
+        return self.error(
+            message, status=status, code=code, retryable=self.policy.is_retry_status(status)
+        )

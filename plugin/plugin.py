@@ -1,4 +1,5 @@
-"""The ``pi.plugins`` entry point: registers web_search, web_fetch and summarize.
+"""The ``pi.plugins`` entry point: registers web_search, web_fetch and summarize, renders them,
+and adds the ``pi-web`` subcommands ``search``, ``fetch``, ``summarize`` and ``config``.
 
 Importing this module is cheap on purpose (hosts import every plugin at every start): the tool
 specs are plain data, and config, providers and HTTP load on the first call.
@@ -10,39 +11,27 @@ from collections.abc import Callable
 from typing import Any
 
 from pi_hostspec.hookspecs import hookimpl
-from pi_hostspec.types import RenderOptions, Tool, ToolContext, ToolResult
+from pi_hostspec.types import Command, RenderOptions, Tool, ToolResult
 
 from .tools import summarize, web_fetch, web_search
 
-__all__ = ["register_tools", "render_call", "render_result"]
+__all__ = ["TOOLS", "register_commands", "register_tools", "render_call", "render_result"]
 
-TOOL_MODULES = (web_search, web_fetch, summarize)
-TOOL_NAMES = frozenset(module.NAME for module in TOOL_MODULES)
-
-
-def _tool(module: Any) -> Tool:
-    execute: Callable[[dict, ToolContext], ToolResult] = module.execute
-    return Tool(
-        name=module.NAME,
-        label=module.LABEL,
-        description=module.DESCRIPTION,
-        parameters=module.PARAMETERS,
-        execute=execute,
-        prepare_arguments=getattr(module, "prepare_arguments", None),
-    )
+TOOLS: tuple[Tool, ...] = (web_search.TOOL, web_fetch.TOOL, summarize.TOOL)
+_NAMES = frozenset(tool.name for tool in TOOLS)
 
 
 @hookimpl
 def register_tools(register: Callable[[Tool], None]) -> None:
     """Register the three web tools."""
-    for module in TOOL_MODULES:
-        register(_tool(module))
+    for tool in TOOLS:
+        register(tool)
 
 
 @hookimpl
 def render_call(tool_name: str, args: Any, theme: Any) -> Any:
     """Render calls of our tools; ``None`` for anyone else's."""
-    if tool_name not in TOOL_NAMES:
+    if tool_name not in _NAMES:
         return None
     from . import render
 
@@ -52,8 +41,17 @@ def render_call(tool_name: str, args: Any, theme: Any) -> Any:
 @hookimpl
 def render_result(tool_name: str, result: ToolResult, options: RenderOptions, theme: Any) -> Any:
     """Render results of our tools; ``None`` for anyone else's."""
-    if tool_name not in TOOL_NAMES:
+    if tool_name not in _NAMES:
         return None
     from . import render
 
     return render.render_result(tool_name, result, options, theme)
+
+
+@hookimpl
+def register_commands(register: Callable[[Command], None]) -> None:
+    """Add the ``pi-web`` shortcuts and ``pi-web config``."""
+    from .commands import COMMANDS
+
+    for command in COMMANDS:
+        register(command)

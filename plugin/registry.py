@@ -1,69 +1,60 @@
-"""Provider types (registered through ``register_provider_types``) and provider selection."""
+"""Provider types (registered through ``register_provider_types``) and provider selection.
+
+Nothing here knows a provider by name: what a type offers, whether a key in the environment
+configures it, and which keyless type serves a capability when nothing configured can, are all
+fields its :class:`~pi_web_tools.api.ProviderType` declares.
+"""
 
 from __future__ import annotations
 
-import os
 import threading
-from collections.abc import Callable
+from collections.abc import Iterable
 from typing import Any
 
 import pluggy
-from attrs import field, frozen
+from attrs import evolve, frozen
 
-from . import hookspecs
-from .config import KAGI_ENV, Config, ProviderConfig, example_config, load_config
-from .errors import ConfigError
-from .providers.base import CommonOptions
+from . import hookspecs, secrets
+from .api import ProviderConfig, ProviderType, check_response
+from .config import Config, env_provider, example_config, load_config
+from .errors import ConfigError, ProviderError
 
-__all__ = ["ProviderType", "close_providers", "get_provider", "provider_types", "resolve_provider"]
+__all__ = [
+    "Selection",
+    "close_providers",
+    "collect_provider_types",
+    "current_config",
+    "get_provider",
+    "get_provider_manager",
+    "load_secrets",
+    "provider_types",
+    "resolve_provider",
+    "set_provider_types",
+]
 
-BUILTIN_MODULES = {
-    "kagi": "pi_web_tools.providers.kagi",
-    "exa": "pi_web_tools.providers.exa",
-    "direct": "pi_web_tools.providers.direct",
-}
-CAPABILITIES = ("search", "fetch", "summarize")
 _TOOL_WORDS = {"search": "web search", "fetch": "web fetch", "summarize": "summarize"}
 
 
-@frozen(kw_only=True)
-class ProviderType:
-    """A kind of provider that ``web-search.json`` can name in ``type``."""
-
-    name: str
-    capabilities: frozenset = field(converter=frozenset)
-    factory: Callable[[ProviderConfig], Any] = field(repr=False)
-    options_class: type = CommonOptions
-    needs_api_key: bool = True
-    api_key_env: str | None = None
-    plugin_name: str | None = None
-
-    def __attrs_post_init__(self) -> None:
-        unknown = set(self.capabilities) - set(CAPABILITIES)
-        if unknown:
-            raise ValueError(f"provider type {self.name!r}: unknown capabilities {sorted(unknown)}")
-
-
-def get_provider_manager(*, load_entrypoints: bool = True, plugins=()) -> pluggy.PluginManager:
-    """The plugin manager for provider types: built-ins first, then entry points."""
-    import importlib
-
+def get_provider_manager(
+    *, load_entrypoints: bool = True, plugins: Iterable[object] = ()
+) -> pluggy.PluginManager:
+    """The plugin manager for provider types: the ``pi_web_tools.providers`` entry points
+    (built-in types included) and any extra *plugins*."""
     pm = pluggy.PluginManager(hookspecs.PROJECT)
     pm.add_hookspecs(hookspecs)
-    for name, module in BUILTIN_MODULES.items():
-        if not pm.get_plugin(name):
-            pm.register(importlib.import_module(module), name=name)
     if load_entrypoints:
         pm.load_setuptools_entrypoints(hookspecs.ENTRY_POINT_GROUP)
     for plugin in plugins:
-        pm.register(plugin)
+        if not pm.is_registered(plugin):
+            pm.register(plugin)
     pm.check_pending()
     return pm
 
 
 def collect_provider_types(pm: pluggy.PluginManager) -> dict[str, ProviderType]:
-    """Every registered provider type by name; a duplicate name is an error naming both."""
-    types: dict[str, ProviderType] = {}
+    """Every registered provider type by name, in precedence order; a duplicate name is an
+    error naming both plugins."""
+    found: dict[str, ProviderType] = {}
     for impl in pm.hook.register_provider_types.get_hookimpls():
 
         def register(provider_type: ProviderType, _plugin: str = impl.plugin_name) -> None:
@@ -71,17 +62,17 @@ def collect_provider_types(pm: pluggy.PluginManager) -> dict[str, ProviderType]:
                 raise TypeError(
                     f"{_plugin} registered {type(provider_type).__name__}, not a ProviderType"
                 )
-            if provider_type.name in types:
-                other = types[provider_type.name].plugin_name
+            if provider_type.name in found:
+                other = found[provider_type.name].plugin_name
                 raise ValueError(
                     f"provider type {provider_type.name!r} is registered by {other} and {_plugin}"
                 )
-            from attrs import evolve
-
-            types[provider_type.name] = evolve(provider_type, plugin_name=_plugin)
+            found[provider_type.name] = evolve(provider_type, plugin_name=_plugin)
 
         impl.function(register=register)
-    return types
+    ordered = sorted(found.values(), key=lambda t: (t.precedence, t.name))
+    secrets.watch_env(t.api_key_env for t in ordered)
+    return {t.name: t for t in ordered}
 
 
 _types_lock = threading.Lock()
@@ -98,7 +89,8 @@ def provider_types() -> dict[str, ProviderType]:
 
 
 def set_provider_types(types: dict[str, ProviderType] | None) -> None:
-    """Replace the loaded provider types (tests, embedding hosts); ``None`` reloads lazily."""
+    """Replace the loaded provider types (tests, embedding hosts); ``None`` reloads lazily.
+    Open providers are closed."""
     global _types
     with _types_lock:
         _types = types
@@ -127,20 +119,19 @@ def close_providers() -> None:
         _close(provider)
 
 
-def get_provider(config: ProviderConfig, types: dict[str, ProviderType] | None = None) -> Any:
+def get_provider(config: ProviderConfig, provider_type: ProviderType) -> Any:
     """The provider object for *config*, reused while its entry is unchanged (warm sessions).
 
     One provider is kept per name: when the entry changes (a config edit), the old provider is
     closed and replaced, so a long-running host does not collect idle sessions.
     """
-    types = types if types is not None else provider_types()
-    key = (config.type, config.api_key, config.options)
+    key = (config.type, config.api_key, config.options, id(provider_type))
     replaced = None
     with _instances_lock:
         known = _instances.get(config.name)
         if known is not None and known[0] == key:
             return known[1]
-        provider = types[config.type].factory(config)
+        provider = provider_type.factory(config)
         _instances[config.name] = (key, provider)
         replaced = known[1] if known is not None else None
     if replaced is not None:
@@ -148,38 +139,96 @@ def get_provider(config: ProviderConfig, types: dict[str, ProviderType] | None =
     return provider
 
 
-def _kagi_missing_key(capability: str, config: Config) -> ConfigError:
+def current_config(path: Any = None) -> Config:
+    """The config as the tools see it now (read with the registered provider types)."""
+    return load_config(provider_types(), path)
+
+
+def load_secrets() -> None:
+    """Read the config (if not read yet) so its keys are known to redaction; a broken config
+    or plugin just adds nothing (redaction must never fail its caller)."""
+    try:
+        load_config(provider_types())
+    except Exception:  # noqa: BLE001
+        pass
+
+
+@frozen(kw_only=True)
+class Selection:
+    """The provider chosen for a call: its object, its config entry, its type, the config."""
+
+    provider: Any
+    entry: ProviderConfig
+    type: ProviderType
+    config: Config
+
+    def call(self, capability: str, request: Any, ctx: Any) -> Any:
+        """Run *capability* on the provider and check what it returns; a provider that
+        returns the wrong thing is a :class:`ProviderError` naming it."""
+        method = getattr(self.provider, capability, None)
+        if not callable(method):
+            raise ProviderError(
+                f"provider {self.entry.name!r} (type {self.entry.type}) declares {capability} "
+                f"but has no {capability}() method",
+                provider=self.entry.name,
+            )
+        try:
+            return check_response(self.entry.name, capability, method(request, ctx))
+        except TypeError as exc:
+            if "returned" not in str(exc):
+                raise
+            raise ProviderError(str(exc), provider=self.entry.name) from None
+
+
+def _implicit(provider_type: ProviderType) -> ProviderConfig:
+    return ProviderConfig(
+        name=provider_type.name,
+        type=provider_type.name,
+        options=provider_type.options_class(),
+        origin="built-in default",
+    )
+
+
+def _missing_key(capability: str, config: Config, types: dict[str, ProviderType]) -> ConfigError:
+    """What to configure when no provider can serve *capability*: the sentence of the first
+    type whose key variable would configure one, else a generic one."""
+    for provider_type in types.values():
+        if provider_type.env_key_implies_provider and provider_type.can(capability):
+            return _env_key_error(provider_type, capability, config)
+    return ConfigError(f"No configured provider can {capability}. Add one to {config.path}.")
+
+
+def _env_key_error(provider_type: ProviderType, capability: str, config: Config) -> ConfigError:
     return ConfigError(
-        f"{KAGI_ENV} environment variable is not set. Set it to your Kagi API key to use "
-        f"{_TOOL_WORDS[capability]}. Or configure a provider in {config.path}, for example:\n"
-        f"{example_config('kagi')}"
+        f"{provider_type.api_key_env} environment variable is not set. Set it to your "
+        f"{provider_type.display_name} API key to use {_TOOL_WORDS[capability]}. Or configure "
+        f"a provider in {config.path}, for example:\n{example_config(provider_type.name)}"
     )
 
 
 def resolve_provider(
     capability: str, requested: str | None = None, *, config: Config | None = None
-) -> tuple[Any, ProviderConfig, Config]:
-    """Pick the provider for *capability*: the requested one, the default, the first able one.
-
-    With none able to fetch, the built-in direct fetcher serves. Raises :class:`ConfigError`
-    saying exactly what to configure.
-    """
+) -> Selection:
+    """Pick the provider for *capability*: the requested one, the default, the first able one,
+    then a keyless type that declares itself the fallback. Raises :class:`ConfigError` saying
+    exactly what to configure."""
     types = provider_types()
-    config = config or load_config(types=types)
-    able = [p for p in config.providers if capability in types[p.type].capabilities]
+    config = config or load_config(types)
+    able = [p for p in config.providers if types[p.type].can(capability)]
+    fallback = next((t for t in types.values() if capability in t.fallback_for), None)
 
     if requested:
         chosen = config.get(requested)
         if chosen is None:
             names = ", ".join(p.name for p in config.providers) or "none configured"
-            if requested == "direct" and capability == "fetch" and "direct" in types:
-                chosen = _implicit_direct(types)
+            if fallback is not None and requested == fallback.name:
+                chosen = _implicit(fallback)
             else:
                 raise ConfigError(
                     f"Unknown provider {requested!r} requested. Configured providers: {names} "
                     f"(in {config.path})."
                 )
-        elif capability not in types[chosen.type].capabilities:
+        elif not types[chosen.type].can(capability):
             others = ", ".join(p.name for p in able) or "none"
             raise ConfigError(
                 f"Provider {requested!r} (type {chosen.type}) cannot {capability}. "
@@ -191,33 +240,27 @@ def resolve_provider(
             chosen = default
         elif able:
             chosen = able[0]
-        elif capability == "fetch" and "direct" in types:
-            chosen = _implicit_direct(types)
-        elif "kagi" in types and capability in types["kagi"].capabilities:
-            env_key = os.environ.get(KAGI_ENV, "").strip()
-            if not env_key:
-                raise _kagi_missing_key(capability, config)
-            chosen = ProviderConfig(
-                name="kagi",
-                type="kagi",
-                api_key=env_key,
-                options=types["kagi"].options_class(),
-                key_from_env=KAGI_ENV,
-            )
+        elif fallback is not None:
+            chosen = _implicit(fallback)
         else:
-            raise ConfigError(f"No configured provider can {capability}. Add one to {config.path}.")
+            implied = (env_provider(t) for t in types.values() if t.can(capability))
+            chosen = next((entry for entry in implied if entry is not None), None)
+            if chosen is None:
+                raise _missing_key(capability, config, types)
 
-    if chosen.api_key is None and types[chosen.type].needs_api_key:
-        if chosen.type == "kagi":
-            raise _kagi_missing_key(capability, config)
-        env = types[chosen.type].api_key_env
+    provider_type = types[chosen.type]
+    if chosen.api_key is None and provider_type.needs_api_key:
+        if provider_type.env_key_implies_provider:
+            raise _env_key_error(provider_type, capability, config)
+        env = provider_type.api_key_env
         hint = f" or set {env}" if env else ""
         raise ConfigError(
             f'Provider {chosen.name!r} has no API key: add "apiKey" to its entry in '
             f"{config.path}{hint}.\nFor example:\n{example_config(chosen.type)}"
         )
-    return get_provider(chosen, types), chosen, config
-
-
-def _implicit_direct(types: dict[str, ProviderType]) -> ProviderConfig:
-    return ProviderConfig(name="direct", type="direct", options=types["direct"].options_class())
+    return Selection(
+        provider=get_provider(chosen, provider_type),
+        entry=chosen,
+        type=provider_type,
+        config=config,
+    )

@@ -7,8 +7,10 @@ Web text is cleaned of ANSI and control characters before it reaches a terminal.
 from __future__ import annotations
 
 import reprlib
+from collections.abc import Callable
 from typing import Any
 
+from attrs import frozen
 from pi_hostspec import RenderOptions, Theme, ToolResult, clip, strip_control
 
 __all__ = ["render_call", "render_result"]
@@ -46,9 +48,13 @@ def _clean(text: Any, width: int) -> str:
 
 def _redacted(text: str | None) -> str | None:
     """The view with every configured API key replaced (a URL may carry one in its query)."""
-    from .config import redact_secrets
+    if not text:
+        return text
+    from .registry import load_secrets
+    from .secrets import redact_secrets
 
-    return redact_secrets(text, load=True) if text else text
+    load_secrets()
+    return redact_secrets(text)
 
 
 def render_call(tool_name: str, args: Any, theme: Theme) -> str | None:
@@ -56,41 +62,50 @@ def render_call(tool_name: str, args: Any, theme: Theme) -> str | None:
     return _redacted(_render_call(tool_name, args, theme))
 
 
+def _search_call(args: dict, theme: Theme) -> str:
+    queries = _strings(args.get("queries")) or _strings(args.get("query"))
+    shown = ", ".join(f'"{strip_control(q)}"' for q in queries)
+    text = _title(theme, "web_search")
+    if shown:
+        text += " " + theme.fg("accent", clip(shown, CALL_WIDTH))
+    if isinstance(args.get("provider"), str):
+        text += theme.fg("muted", f" via {_clean(args['provider'], 30)}")
+    return text
+
+
+def _fetch_call(args: dict, theme: Theme) -> str:
+    urls = _strings(args.get("urls")) or _strings(args.get("url"))
+    text = _title(theme, "web_fetch")
+    if len(urls) == 1:
+        text += " " + theme.fg("accent", _clean(urls[0], CALL_WIDTH))
+    elif urls:
+        text += " " + theme.fg("accent", f"{len(urls)} URLs")
+    return text
+
+
+def _summarize_call(args: dict, theme: Theme) -> str:
+    text = _title(theme, "summarize")
+    url = args.get("url")
+    if isinstance(url, str) and url:
+        text += " " + theme.fg("accent", f'"{_clean(url, CALL_WIDTH)}"')
+    extras = []
+    if args.get("summary_type") not in (None, "summary"):
+        extras.append(_clean(args["summary_type"], 20))
+    if args.get("engine") not in (None, "cecil"):
+        extras.append(_clean(args["engine"], 20))
+    if extras:
+        text += " " + theme.fg("muted", f"({', '.join(extras)})")
+    if isinstance(args.get("target_language"), str) and args["target_language"]:
+        text += theme.fg("muted", f" → {_clean(args['target_language'].upper(), 10)}")
+    return text
+
+
+_CALLS = {"web_search": _search_call, "web_fetch": _fetch_call, "summarize": _summarize_call}
+
+
 def _render_call(tool_name: str, args: Any, theme: Theme) -> str | None:
-    args = args if isinstance(args, dict) else {}
-    if tool_name == "web_search":
-        queries = _strings(args.get("queries")) or _strings(args.get("query"))
-        shown = ", ".join(f'"{strip_control(q)}"' for q in queries)
-        text = _title(theme, "web_search")
-        if shown:
-            text += " " + theme.fg("accent", clip(shown, CALL_WIDTH))
-        if isinstance(args.get("provider"), str):
-            text += theme.fg("muted", f" via {_clean(args['provider'], 30)}")
-        return text
-    if tool_name == "web_fetch":
-        urls = _strings(args.get("urls")) or _strings(args.get("url"))
-        text = _title(theme, "web_fetch")
-        if len(urls) == 1:
-            text += " " + theme.fg("accent", _clean(urls[0], CALL_WIDTH))
-        elif urls:
-            text += " " + theme.fg("accent", f"{len(urls)} URLs")
-        return text
-    if tool_name == "summarize":
-        text = _title(theme, "summarize")
-        url = args.get("url")
-        if isinstance(url, str) and url:
-            text += " " + theme.fg("accent", f'"{_clean(url, CALL_WIDTH)}"')
-        extras = []
-        if args.get("summary_type") not in (None, "summary"):
-            extras.append(_clean(args["summary_type"], 20))
-        if args.get("engine") not in (None, "cecil"):
-            extras.append(_clean(args["engine"], 20))
-        if extras:
-            text += " " + theme.fg("muted", f"({', '.join(extras)})")
-        if isinstance(args.get("target_language"), str) and args["target_language"]:
-            text += theme.fg("muted", f" → {_clean(args['target_language'].upper(), 10)}")
-        return text
-    return None
+    render = _CALLS.get(tool_name)
+    return render(args if isinstance(args, dict) else {}, theme) if render else None
 
 
 def _truncation_note(details: dict, theme: Theme) -> str:
@@ -125,83 +140,106 @@ def render_result(
     return _redacted(_render_result(tool_name, result, options, theme))
 
 
+def _search_line(result: ToolResult, details: dict, theme: Theme) -> str:
+    total = details.get("totalResults")
+    if not isinstance(total, int):
+        total = sum(
+            1 for line in result.text.splitlines() if line[:1].isdigit() and ". " in line[:6]
+        )
+    line = theme.fg("success", _plural(total, "result"))
+    queries = details.get("queries")
+    if isinstance(queries, list) and len(queries) > 1:
+        line += theme.fg("muted", f" for {len(queries)} queries")
+    failed = [q for q in details.get("perQuery") or [] if isinstance(q, dict) and q.get("error")]
+    if failed:
+        count = len(failed)
+        line += theme.fg("error", f" ({count} {'query' if count == 1 else 'queries'} failed)")
+    return line + _truncation_note(details, theme)
+
+
+def _fetch_line(result: ToolResult, details: dict, theme: Theme) -> str:
+    fetched, failed = details.get("fetched"), details.get("failed")
+    if isinstance(fetched, int) and isinstance(failed, int):
+        line = theme.fg("success", f"Fetched {fetched} of {_plural(fetched + failed, 'URL')}")
+        if failed:
+            line += theme.fg("error", f" ({failed} failed)")
+    else:
+        line = theme.fg("success", "Fetched")
+    return line + _truncation_note(details, theme)
+
+
+def _fetch_rows(details: dict, theme: Theme) -> str | None:
+    """The expanded fetch view: one row per URL (the page texts are the model's, not shown)."""
+    if not isinstance(details.get("urls"), list):
+        return None
+    rows = []
+    for facts in details["urls"]:
+        if not isinstance(facts, dict):
+            continue
+        url = _clean(facts.get("url", ""), 100)
+        if facts.get("status") == "ok":
+            title = _clean(facts.get("title") or "", 80)
+            size = (
+                f" ({facts['characters']:,} chars)"
+                if isinstance(facts.get("characters"), int)
+                else ""
+            )
+            rows.append(
+                theme.fg("success", "✓ ")
+                + (f"{title} — " if title else "")
+                + theme.fg("muted", url + size)
+            )
+        else:
+            rows.append(
+                theme.fg("error", "✗ ")
+                + url
+                + theme.fg("error", f" — {_clean(facts.get('error', 'failed'), 120)}")
+            )
+    return "\n".join(rows)
+
+
+def _summary_line(result: ToolResult, details: dict, theme: Theme) -> str:
+    kind = "Takeaway" if details.get("summaryType") == "takeaway" else "Summary"
+    tokens = details.get("tokens")
+    line = theme.fg("success", kind)
+    if isinstance(tokens, int):
+        line += theme.fg("muted", f" · {tokens:,} tokens")
+    if details.get("engine") not in (None, "cecil"):
+        line += theme.fg("muted", f" · {_clean(details['engine'], 20)}")
+    return line + _truncation_note(details, theme)
+
+
+@frozen
+class _ResultView:
+    working: str  # shown while the call runs
+    line: Callable[[ToolResult, dict, Theme], str]  # the collapsed view
+    expanded: Callable[[dict, Theme], str | None] | None = None  # else the whole text
+
+
+_RESULTS = {
+    "web_search": _ResultView("Searching...", _search_line),
+    "web_fetch": _ResultView("Fetching...", _fetch_line, _fetch_rows),
+    "summarize": _ResultView("Summarizing...", _summary_line),
+}
+
+
 def _render_result(
     tool_name: str, result: ToolResult, options: RenderOptions, theme: Theme
 ) -> str | None:
-    if tool_name not in ("web_search", "web_fetch", "summarize"):
+    view = _RESULTS.get(tool_name)
+    if view is None:
         return None
     if options.is_partial:
-        word = {
-            "web_search": "Searching...",
-            "web_fetch": "Fetching...",
-            "summarize": "Summarizing...",
-        }[tool_name]
-        return theme.fg("warning", word)
+        return theme.fg("warning", view.working)
     if result.is_error:
         return _error_view(result, options, theme)
     details = result.details if isinstance(result.details, dict) else {}
-
-    if tool_name == "web_search":
-        total = details.get("totalResults")
-        if not isinstance(total, int):
-            total = sum(
-                1 for line in result.text.splitlines() if line[:1].isdigit() and ". " in line[:6]
-            )
-        line = theme.fg("success", _plural(total, "result"))
-        queries = details.get("queries")
-        if isinstance(queries, list) and len(queries) > 1:
-            line += theme.fg("muted", f" for {len(queries)} queries")
-        failed = [
-            q for q in details.get("perQuery") or [] if isinstance(q, dict) and q.get("error")
-        ]
-        if failed:
-            line += theme.fg(
-                "error", f" ({_plural(len(failed), 'query')} failed)".replace("querys", "queries")
-            )
-    elif tool_name == "web_fetch":
-        fetched, failed = details.get("fetched"), details.get("failed")
-        if isinstance(fetched, int) and isinstance(failed, int):
-            line = theme.fg("success", f"Fetched {fetched} of {_plural(fetched + failed, 'URL')}")
-            if failed:
-                line += theme.fg("error", f" ({failed} failed)")
-        else:
-            line = theme.fg("success", "Fetched")
-        if options.expanded and isinstance(details.get("urls"), list):
-            rows = []
-            for facts in details["urls"]:
-                if not isinstance(facts, dict):
-                    continue
-                url = _clean(facts.get("url", ""), 100)
-                if facts.get("status") == "ok":
-                    title = _clean(facts.get("title") or "", 80)
-                    size = (
-                        f" ({facts['characters']:,} chars)"
-                        if isinstance(facts.get("characters"), int)
-                        else ""
-                    )
-                    rows.append(
-                        theme.fg("success", "✓ ")
-                        + (f"{title} — " if title else "")
-                        + theme.fg("muted", url + size)
-                    )
-                else:
-                    rows.append(
-                        theme.fg("error", "✗ ")
-                        + url
-                        + theme.fg("error", f" — {_clean(facts.get('error', 'failed'), 120)}")
-                    )
-            return (
-                line + _truncation_note(details, theme) + ("\n" + "\n".join(rows) if rows else "")
-            )
-    else:  # summarize
-        kind = "Takeaway" if details.get("summaryType") == "takeaway" else "Summary"
-        tokens = details.get("tokens")
-        line = theme.fg("success", kind)
-        if isinstance(tokens, int):
-            line += theme.fg("muted", f" · {tokens:,} tokens")
-        if details.get("engine") not in (None, "cecil"):
-            line += theme.fg("muted", f" · {_clean(details['engine'], 20)}")
-    line += _truncation_note(details, theme)
-    if options.expanded:
-        return line + "\n" + _body(result)
-    return line
+    line = view.line(result, details, theme)
+    if not options.expanded:
+        return line
+    body = view.expanded(details, theme) if view.expanded else None
+    if body is None:
+        body = _body(result)
+    elif not body:
+        return line
+    return f"{line}\n{body}"

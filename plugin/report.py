@@ -7,38 +7,45 @@ __all__ = ["config_report"]
 
 def config_report() -> tuple[str, bool]:
     """The report's text and whether the config is usable."""
-    from .config import KAGI_ENV, config_path, load_config
+    from .api import option_key, options_fields
+    from .config import config_path, example_config, load_config
     from .errors import ConfigError
     from .registry import provider_types
+    from .secrets import redact_secrets
 
     path = config_path()
     lines = [f"Config file: {path}"]
     try:
         types = provider_types()
-    except Exception as exc:  # a broken third-party provider plugin
+    except Exception as exc:  # noqa: BLE001 - a broken third-party provider plugin
         lines.append(f"Error: could not load provider types: {exc}")
         return "\n".join(lines), False
-    described = [
-        f"{name} ({', '.join(sorted(kind.capabilities))})" for name, kind in sorted(types.items())
-    ]
+    described = [f"{name} ({', '.join(sorted(kind.capabilities))})" for name, kind in types.items()]
     lines.append(f"Provider types: {'; '.join(described)}")
     try:
-        config = load_config(path, types)
+        config = load_config(types, path)
     except ConfigError as exc:
         lines.append("Status: invalid")
         lines.append(str(exc))
         return "\n".join(lines), False
+    implied = [t for t in types.values() if t.env_key_implies_provider]
     if config.source == "none":
-        lines.append("Status: no config file and KAGI_API_KEY is not set.")
-        lines.append(
-            "web_fetch works with the built-in direct fetcher; web_search and summarize need a provider."
-        )
-        from .config import example_config
-
-        lines.append(f"Create {path} like this:\n{example_config('kagi')}")
+        variables = " or ".join(t.api_key_env for t in implied) or "no key variable"
+        lines.append(f"Status: no config file and {variables} is not set.")
+        fallbacks = [t for t in types.values() if t.fallback_for]
+        for kind in fallbacks:
+            tools = ", ".join(
+                f"web_{c}" if c != "summarize" else c for c in sorted(kind.fallback_for)
+            )
+            lines.append(
+                f"{tools} works with the built-in {kind.name} provider; other tools need a provider."
+            )
+        first = implied[0].name if implied else next(iter(types), "kagi")
+        lines.append(f"Create {path} like this:\n{example_config(first)}")
         return "\n".join(lines), True
     if config.source == "env":
-        lines.append(f"Status: no config file; using one implicit Kagi provider from {KAGI_ENV}.")
+        origins = ", ".join(p.origin.removeprefix("env ") for p in config.providers)
+        lines.append(f"Status: no config file; using implicit providers from {origins}.")
     else:
         lines.append("Status: valid")
     if config.default_provider:
@@ -54,28 +61,25 @@ def config_report() -> tuple[str, bool]:
         lines.append(
             f"- {provider.name}: type {provider.type}, can {', '.join(sorted(kind.capabilities))}, key {key}"
         )
-        options = _options_summary(provider.options)
-        if options:
-            lines.append(f"  options: {options}")
+        options = provider.options
+        if options is not None:
+            shown = [
+                f"{option_key(field)}={getattr(options, field.name)!r}"
+                for field in options_fields(type(options))
+                if getattr(options, field.name) is not None
+            ]
+            if shown:
+                lines.append(f"  options: {', '.join(shown)}")
     for problem in config.key_problems:
         lines.append(f"Problem: {problem}")
     for warning in config.warnings:
         lines.append(f"Warning: {warning}")
-    if not any("fetch" in types[p.type].capabilities for p in config.providers):
-        lines.append("Note: no provider can fetch; web_fetch uses the built-in direct fetcher.")
-    from .config import redact_secrets
-
+    for capability in ("fetch",):
+        if not any(types[p.type].can(capability) for p in config.providers):
+            fallback = next((t for t in types.values() if capability in t.fallback_for), None)
+            if fallback is not None:
+                lines.append(
+                    f"Note: no provider can {capability}; web_{capability} uses the built-in "
+                    f"{fallback.name} provider."
+                )
     return redact_secrets("\n".join(lines)), not config.key_problems
-
-
-def _options_summary(options: object) -> str:
-    from .providers.base import options_fields
-
-    if options is None:
-        return ""
-    parts = []
-    for field in options_fields(type(options)):
-        value = getattr(options, field.name)
-        if value is not None:
-            parts.append(f"{field.metadata['key']}={value!r}")
-    return ", ".join(parts)

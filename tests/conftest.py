@@ -42,10 +42,10 @@ def isolated(tmp_path, monkeypatch):
     temp = tmp_path / "tmp"
     temp.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(temp))
-    config._cache.clear()
+    config.clear_cache()
     registry.close_providers()
     yield agent
-    config._cache.clear()
+    config.clear_cache()
     registry.close_providers()
 
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from pi_web_tools.api import FetchedPage, SearchHit, SearchResponse
 from pi_web_tools.errors import ProviderError
 from pi_web_tools.format import format_fetch, format_hit, format_search
-from pi_web_tools.providers.base import FetchedPage, SearchHit, SearchResponse
 
 
 def test_hit_with_author_and_score():

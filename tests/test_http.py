@@ -15,9 +15,9 @@ import pytest
 import requests
 import responses
 from pi_hostspec import ToolContext
-from pi_web_tools import http as http_mod
 from pi_web_tools.errors import ProviderError
 from pi_web_tools.http import HttpClient
+from pi_web_tools.retry import RetryPolicy
 
 from .conftest import SECRET
 
@@ -30,7 +30,7 @@ def kagi_error_text(data):
 
 
 def make_client(base_url: str = BASE, **kwargs) -> HttpClient:
-    kwargs.setdefault("sleep_base", 0.001)
+    kwargs.setdefault("retry", RetryPolicy(backoff_factor=0.001, backoff_jitter=0.001 / 2))
     kwargs.setdefault("timeout", 5.0)
     return HttpClient(
         provider="test",
@@ -242,74 +242,21 @@ def test_non_retryable_status_is_tried_once(mocked, status):
 def test_retries_zero_means_one_call(mocked):
     """retries=0 turns retrying off."""
     mocked.get(f"{BASE}/search", status=503, body="busy")
-    failure(make_client(retries=0))
+    failure(make_client(retry=RetryPolicy(total=0)))
     assert len(mocked.calls) == 1
 
 
-def test_retry_after_is_honoured_but_capped(mocked, monkeypatch):
-    """A Retry-After far in the future is waited for only up to RETRY_AFTER_CAP, then the retry succeeds."""
-    monkeypatch.setattr(http_mod, "RETRY_AFTER_CAP", 0.2)
+def test_retry_after_is_honoured_but_capped(mocked):
+    """A Retry-After far in the future is waited for only up to the policy's cap, then the retry succeeds."""
     mocked.get(f"{BASE}/search", status=429, headers={"Retry-After": "100"}, body="")
     mocked.get(f"{BASE}/search", json={"ok": True})
     start = time.monotonic()
-    data, _ = make_client(timeout=5).request_json("GET", "/search")
+    client = make_client(timeout=5, retry=RetryPolicy(backoff_factor=0.001, retry_after_cap=0.2))
+    data, _ = client.request_json("GET", "/search")
     elapsed = time.monotonic() - start
     assert data == {"ok": True}
     assert 0.2 <= elapsed < 1.5
     assert len(mocked.calls) == 2
-
-
-class RecordingEvent:
-    """A stand-in for the cancel event: records the wait instead of sleeping."""
-
-    def __init__(self):
-        self.waits = []
-
-    def is_set(self) -> bool:
-        return False
-
-    def wait(self, delay: float) -> bool:
-        self.waits.append(delay)
-        return False
-
-
-def test_wait_uses_retry_after_seconds_and_caps_it():
-    """_wait waits the Retry-After seconds when larger than the backoff, but never past the cap."""
-    client = make_client(sleep_base=0.001)
-    far = time.monotonic() + 1000
-    event = RecordingEvent()
-    assert client._wait(0, "3", far, event) is True
-    assert client._wait(0, "100", far, event) is True
-    assert event.waits[0] == pytest.approx(3.0)
-    assert event.waits[1] == pytest.approx(http_mod.RETRY_AFTER_CAP)
-
-
-def test_wait_understands_http_date_retry_after():
-    """A Retry-After given as an HTTP date is turned into seconds from now."""
-    client = make_client(sleep_base=0.001)
-    event = RecordingEvent()
-    moment = email.utils.formatdate(time.time() + 5, usegmt=True)
-    assert client._wait(0, moment, time.monotonic() + 1000, event) is True
-    assert 3.5 <= event.waits[0] <= 5.5
-
-
-def test_wait_backoff_grows_exponentially_with_jitter():
-    """Without Retry-After the wait is base * 2**attempt plus at most half a base of jitter."""
-    client = make_client(sleep_base=0.1)
-    event = RecordingEvent()
-    far = time.monotonic() + 1000
-    for attempt in range(3):
-        client._wait(attempt, None, far, event)
-    for attempt, delay in enumerate(event.waits):
-        assert 0.1 * 2**attempt <= delay <= 0.1 * 2**attempt + 0.05
-
-
-def test_wait_refuses_when_it_would_pass_the_deadline():
-    """_wait returns False (no sleep) when the wait would not fit before the deadline."""
-    client = make_client(sleep_base=0.001)
-    event = RecordingEvent()
-    assert client._wait(0, "5", time.monotonic() + 1, event) is False
-    assert event.waits == []
 
 
 def test_retry_waits_never_exceed_the_deadline(mocked):
@@ -347,7 +294,10 @@ def test_cancel_during_retry_wait_stops_promptly_and_says_cancelled(mocked):
     timer.start()
     start = time.monotonic()
     try:
-        error = failure(make_client(sleep_base=3.0, timeout=30), ctx=ctx)
+        error = failure(
+            make_client(retry=RetryPolicy(backoff_factor=3.0, backoff_jitter=3.0 / 2), timeout=30),
+            ctx=ctx,
+        )
     finally:
         timer.cancel()
     assert time.monotonic() - start < 1.0
@@ -526,7 +476,9 @@ def test_connection_refused_after_retries(serve):
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    client = make_client(f"http://127.0.0.1:{port}", sleep_base=0.01)
+    client = make_client(
+        f"http://127.0.0.1:{port}", retry=RetryPolicy(backoff_factor=0.01, backoff_jitter=0.01 / 2)
+    )
     calls = []
     original = client.session.request
 
@@ -567,12 +519,13 @@ def test_body_larger_than_cap_is_refused(serve):
 
 def test_retry_after_http_date_is_reported_in_seconds(mocked):
     """A Retry-After given as an HTTP date is shown as seconds, not echoed raw."""
-    import email.utils
     import time as time_module
 
     when = email.utils.formatdate(time_module.time() + 30, usegmt=True)
     mocked.get(f"{BASE}/x", status=429, json={"error": "slow down"}, headers={"Retry-After": when})
-    client = make_client(sleep_base=0.001)  # the wait would not fit the 0.2 s budget: no retry
+    client = make_client(
+        retry=RetryPolicy(backoff_factor=0.001, backoff_jitter=0.001 / 2)
+    )  # the wait would not fit the 0.2 s budget: no retry
     with pytest.raises(ProviderError) as info:
         client.request_json("GET", "/x", timeout=0.2)
     assert re.search(r"rate limited; retry after (29|30|31) s\)", str(info.value)), str(info.value)

@@ -6,8 +6,9 @@ import textwrap
 
 import pytest
 from pi_web_tools import registry
+from pi_web_tools.api import ProviderType, SearchRequest
 from pi_web_tools.errors import ConfigError
-from pi_web_tools.registry import ProviderType, get_provider, provider_types, resolve_provider
+from pi_web_tools.registry import get_provider, provider_types, resolve_provider
 
 from .conftest import SECRET
 
@@ -26,12 +27,9 @@ def test_third_party_provider_type_through_entry_point(tmp_path, monkeypatch, wr
     (tmp_path / "acme_search.py").write_text(
         textwrap.dedent(
             """
-            from pi_web_tools.hookspecs import hookimpl
-            from pi_web_tools.providers.base import SearchHit, SearchResponse
+            from pi_web_tools import ProviderType, SearchHit, SearchResponse, hookimpl
 
             class Acme:
-                capabilities = frozenset({"search"})
-                search_filters = frozenset()
                 def __init__(self, config):
                     self.name = config.name
                 def search(self, request, ctx):
@@ -39,7 +37,6 @@ def test_third_party_provider_type_through_entry_point(tmp_path, monkeypatch, wr
 
             @hookimpl
             def register_provider_types(register):
-                from pi_web_tools.registry import ProviderType
                 register(ProviderType(name="acme", capabilities={"search"}, factory=Acme, needs_api_key=False))
             """
         )
@@ -53,9 +50,10 @@ def test_third_party_provider_type_through_entry_point(tmp_path, monkeypatch, wr
     try:
         assert "acme" in provider_types()
         write_config({"providers": [{"name": "a", "type": "acme"}]})
-        provider, chosen, _ = resolve_provider("search")
-        assert chosen.name == "a"
-        assert provider.search(type("R", (), {"query": "q"})(), None).hits[0].title == "Acme q"
+        selection = resolve_provider("search")
+        assert selection.entry.name == "a"
+        response = selection.call("search", SearchRequest(query="q"), None)
+        assert response.hits[0].title == "Acme q"
     finally:
         registry.set_provider_types(None)
 
@@ -99,19 +97,19 @@ def _two(write_config, default="exa"):
 def test_requested_provider_wins(write_config):
     """provider= picks that provider."""
     _two(write_config)
-    assert resolve_provider("search", "kagi")[1].name == "kagi"
+    assert resolve_provider("search", "kagi").entry.name == "kagi"
 
 
 def test_default_provider_used_when_capable(write_config):
     """Without provider= the default serves when it can."""
     _two(write_config, default="exa")
-    assert resolve_provider("search")[1].name == "exa"
+    assert resolve_provider("search").entry.name == "exa"
 
 
 def test_first_capable_provider_when_default_cannot(write_config):
     """When the default cannot summarize, the first provider that can does."""
     _two(write_config, default="exa")
-    assert resolve_provider("summarize")[1].name == "kagi"
+    assert resolve_provider("summarize").entry.name == "kagi"
 
 
 def test_requested_provider_without_capability(write_config):
@@ -134,8 +132,7 @@ def test_unknown_requested_provider(write_config):
 
 def test_fetch_without_config_uses_direct():
     """With nothing configured, fetch falls back to the built-in direct fetcher."""
-    provider, chosen, _ = resolve_provider("fetch")
-    assert chosen.type == "direct"
+    assert resolve_provider("fetch").entry.type == "direct"
 
 
 def test_search_without_anything_gives_kagi_sentence():
@@ -174,22 +171,23 @@ def test_exa_without_key_says_what_to_add(write_config):
 def test_provider_instances_are_reused(write_config):
     """The same entry gives the same provider object, so its HTTP session stays warm."""
     _two(write_config)
-    first = resolve_provider("search", "kagi")[0]
-    assert resolve_provider("search", "kagi")[0] is first
-    assert get_provider(resolve_provider("search", "kagi")[1]) is first
+    first = resolve_provider("search", "kagi").provider
+    assert resolve_provider("search", "kagi").provider is first
+    selection = resolve_provider("search", "kagi")
+    assert get_provider(selection.entry, selection.type) is first
 
 
 def test_env_key_serves_search_when_config_has_no_search_provider(write_config, monkeypatch):
     """A config with only a fetcher plus KAGI_API_KEY still searches with Kagi."""
     monkeypatch.setenv("KAGI_API_KEY", SECRET)
     write_config({"providers": [{"name": "d", "type": "direct"}]})
-    assert resolve_provider("search")[1].type == "kagi"
+    assert resolve_provider("search").entry.type == "kagi"
 
 
 def test_editing_an_entry_replaces_and_closes_the_old_provider(write_config):
     """A changed entry gets a new provider and the old one's session is closed, not leaked."""
     write_config({"providers": [{"name": "kagi", "type": "kagi", "apiKey": SECRET}]})
-    old = resolve_provider("search")[0]
+    old = resolve_provider("search").provider
     assert old.http.session is not None  # opens the session
     write_config(
         {
@@ -198,7 +196,7 @@ def test_editing_an_entry_replaces_and_closes_the_old_provider(write_config):
             ]
         }
     )
-    new = resolve_provider("search")[0]  # the file's size changed, so it is read again
+    new = resolve_provider("search").provider  # the file's size changed, so it is read again
     assert new is not old
     assert old.http._session is None
     assert len(registry._instances) == 1

@@ -6,8 +6,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from pi_web_tools.config import load_config
 from pi_web_tools.errors import ConfigError
+from pi_web_tools.registry import current_config as load_config
 from pi_web_tools.registry import resolve_provider
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_config"
@@ -25,7 +25,7 @@ def _routes(agent_dir, name):
     routes = {}
     for capability in ("search", "fetch", "summarize"):
         try:
-            routes[capability] = resolve_provider(capability)[1].type
+            routes[capability] = resolve_provider(capability).entry.type
         except ConfigError:
             routes[capability] = None
     return routes

@@ -68,10 +68,11 @@ def test_seed002_agent_has_two_generic_tools(host):
 
 def test_seed002_implementation_uses_an_internal_provider_abstraction(exa):
     """Tools reach Exa only through the registry and the provider interface."""
-    from pi_web_tools.providers.base import FetchRequest, SearchRequest
+    from pi_web_tools.api import FetchRequest, SearchRequest
     from pi_web_tools.registry import resolve_provider
 
-    provider, chosen, _ = resolve_provider("search")
+    selection = resolve_provider("search")
+    provider, chosen = selection.provider, selection.entry
     assert chosen.type == "exa" and callable(provider.search) and callable(provider.fetch)
     exa.post(f"{EXA}/search", json=SEARCH_BODY)
     assert provider.search(SearchRequest(query="x"), None).hits[0].title == "Example AI Startup"

@@ -1,22 +1,17 @@
 """Direct: fetch pages straight from the web with no API key, the keyless default of
 ``web_fetch``.
 
-Each URL is fetched on its own (a few at a time), redirects are followed by hand so every hop's
-address is checked, bodies are capped while streaming, and HTML becomes main-content Markdown.
+Each URL is fetched on its own (all at once), redirects are followed by hand so that every hop's
+address passes the network guard, bodies are capped while streaming, and HTML becomes
+main-content Markdown (:mod:`pi_web_tools.content`).
 """
 
 from __future__ import annotations
 
-import codecs
-import html
-import ipaddress
-import re
-import socket
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from http import HTTPStatus
-from http.cookiejar import DefaultCookiePolicy
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
@@ -24,342 +19,46 @@ import requests
 from attrs import frozen
 from pi_hostspec.truncate import format_size
 
-from ..hookspecs import hookimpl
-from ..http import (
-    MAX_RETRIES,
-    RETRY_STATUSES,
-    USER_AGENT,
-    install_log_filter,
-    is_retryable,
-    network_error_message,
-    read_body,
-    run_interruptible,
-    send,
-    socket_timeouts,
-    wait_before_retry,
-)
-from .base import (
+from .. import retry as retry_module
+from ..api import (
     DEFAULT_TEXT_MAX_CHARACTERS,
     CommonOptions,
     FetchedPage,
     FetchRequest,
     FetchResponse,
+    ProviderType,
+    at_least,
     option,
 )
+from ..content import content_kind, decode_body, extract_html, sniff_kind
+from ..hookspecs import hookimpl
+from ..http import (
+    is_retryable,
+    network_error_message,
+    new_session,
+    read_body,
+    run_interruptible,
+    send,
+    socket_timeouts,
+)
+from ..netguard import RefusedAddress, guarded_adapter, host_refusal, is_proxied
+from ..retry import Retryable, RetryPolicy, with_retries
 
-__all__ = [
-    "DirectOptions",
-    "DirectProvider",
-    "classify_address",
-    "host_refusal",
-    "html_to_text",
-    "resolve_host",
-]
+__all__ = ["DirectOptions", "DirectProvider"]
 
 DEFAULT_MAX_BYTES = 5 * 1024 * 1024
 DEFAULT_TIMEOUT = 30.0
 MAX_REDIRECTS = 5
 MAX_URLS = 20  # web_fetch's schema allows at most 20 URLs; all are fetched at once
-MIN_EXTRACTED = 200
 ACCEPT = "text/html,application/xhtml+xml,text/plain;q=0.9,application/json;q=0.8,*/*;q=0.5"
-ALLOW_HINT = 'set "allowPrivateNetwork": true in the direct provider\'s options to allow it'
-
-IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
-_METADATA = {ipaddress.ip_address("169.254.169.254"), ipaddress.ip_address("fd00:ec2::254")}
-_CGNAT = ipaddress.ip_network("100.64.0.0/10")
-_NAT64 = ipaddress.ip_network("64:ff9b::/96")
-_HTML_TYPES = {"text/html", "application/xhtml+xml"}
-_TEXT_TYPES = {
-    "application/json",
-    "application/xml",
-    "application/javascript",
-    "application/x-ndjson",
-}
-
-
-def _at_least_one(value: int) -> str | None:
-    return None if value >= 1 else "must be at least 1"
 
 
 @frozen(kw_only=True)
 class DirectOptions(CommonOptions):
     """Options of a ``direct`` fetcher."""
 
-    max_bytes: int = option(DEFAULT_MAX_BYTES, key="maxBytes", kind="integer", check=_at_least_one)
-    allow_private_network: bool = option(False, key="allowPrivateNetwork", kind="boolean")
-
-
-# --- address safety -------------------------------------------------------------------------
-
-
-def classify_address(ip: IPAddress) -> str | None:
-    """Why *ip* may not be fetched (``"a private address"``, ...), or ``None`` when it is public."""
-    if ip in _METADATA:
-        return "a cloud metadata address"
-    if isinstance(ip, ipaddress.IPv6Address):
-        embedded = ip.ipv4_mapped or ip.sixtofour
-        if embedded is None and ip in _NAT64:
-            embedded = ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
-        if embedded is not None:
-            return classify_address(embedded)
-    if ip.is_loopback:
-        return "a loopback address"
-    if ip.is_unspecified:
-        return "an unspecified address"
-    if ip.is_link_local:
-        return "a link-local address"
-    if isinstance(ip, ipaddress.IPv4Address) and ip in _CGNAT:
-        return "a shared (CGNAT) address"
-    if ip.is_multicast:
-        return "a multicast address"
-    if ip.is_reserved:
-        return "a reserved address"
-    if ip.is_private:
-        return "a private address"
-    if not ip.is_global:
-        return "a non-public address"
-    return None
-
-
-def _literal_address(host: str) -> IPAddress | None:
-    """*host* as an IP address when it is one (also ``127.1``-style IPv4 forms), else ``None``."""
-    host = host.strip("[]").split("%", 1)[0]
-    try:
-        return ipaddress.ip_address(host)
-    except ValueError:
-        pass
-    if re.fullmatch(r"[0-9a-fA-FxX.]+", host) and re.match(r"[0-9]", host):
-        try:
-            return ipaddress.IPv4Address(socket.inet_aton(host))
-        except OSError:
-            return None
-    return None
-
-
-def resolve_host(host: str, port: int) -> list[str]:
-    """Every address *host* resolves to (raises ``socket.gaierror`` when it does not resolve)."""
-    infos = socket.getaddrinfo(host, port, proto=socket.IPPROTO_TCP)
-    return [info[4][0] for info in infos]
-
-
-def host_refusal(host: str, port: int, *, proxied: bool = False) -> str | None:
-    """Why *host* may not be fetched, or ``None``.
-
-    Through a proxy only the literal host is checked (IP literals, ``localhost``): the proxy
-    resolves names itself.
-    """
-    host = host.lower().rstrip(".")
-    literal = _literal_address(host)
-    if literal is not None:
-        reason = classify_address(literal)
-        return f"refused: {host} is {reason}; {ALLOW_HINT}" if reason else None
-    if host == "localhost" or host.endswith(".localhost"):
-        return f"refused: {host} is a loopback address; {ALLOW_HINT}"
-    if proxied:
-        return None
-    try:
-        addresses = resolve_host(host, port)
-    except (OSError, UnicodeError):
-        return "could not resolve the host name"
-    for address in addresses:
-        ip = _literal_address(address)
-        reason = classify_address(ip) if ip is not None else "an unrecognized address"
-        if reason:
-            return f"refused: {host} resolves to {reason} ({address}); {ALLOW_HINT}"
-    return None
-
-
-class RefusedAddress(Exception):
-    """The socket connected to an address the direct fetcher may not reach."""
-
-
-def _check_peer(sock: socket.socket, host: str) -> None:
-    """Refuse a connection whose peer is private (catches DNS answers that changed since the
-    pre-check, so a rebinding name cannot slip through)."""
-    try:
-        peer = sock.getpeername()[0]
-        reason = classify_address(ipaddress.ip_address(peer.split("%", 1)[0]))
-    except (OSError, ValueError):
-        peer, reason = "?", "an unrecognized address"
-    if reason:
-        sock.close()
-        raise RefusedAddress(f"refused: {host} connected to {reason} ({peer}); {ALLOW_HINT}")
-
-
-def _guarded_adapter(**kwargs: Any) -> requests.adapters.HTTPAdapter:
-    """An adapter whose direct (non-proxy) connections pass :func:`_check_peer` on connect."""
-    from urllib3.connection import HTTPConnection, HTTPSConnection
-    from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
-
-    class GuardedHTTPConnection(HTTPConnection):
-        def _new_conn(self) -> socket.socket:
-            sock = super()._new_conn()
-            _check_peer(sock, self.host)
-            return sock
-
-    class GuardedHTTPSConnection(HTTPSConnection):
-        def _new_conn(self) -> socket.socket:
-            sock = super()._new_conn()
-            _check_peer(sock, self.host)
-            return sock
-
-    class GuardedHTTPPool(HTTPConnectionPool):
-        ConnectionCls = GuardedHTTPConnection
-
-    class GuardedHTTPSPool(HTTPSConnectionPool):
-        ConnectionCls = GuardedHTTPSConnection
-
-    class GuardedAdapter(requests.adapters.HTTPAdapter):
-        def init_poolmanager(self, *args: Any, **pool_kwargs: Any) -> None:
-            super().init_poolmanager(*args, **pool_kwargs)
-            # Proxied requests use a separate ProxyManager: the proxy resolves names itself.
-            self.poolmanager.pool_classes_by_scheme = {
-                "http": GuardedHTTPPool,
-                "https": GuardedHTTPSPool,
-            }
-
-    return GuardedAdapter(**kwargs)
-
-
-def _proxied(url: str) -> bool:
-    """Whether a proxy from the environment applies to *url*."""
-    proxies = requests.utils.get_environ_proxies(url)
-    return bool(proxies) and requests.utils.select_proxy(url, proxies) is not None
-
-
-# --- decoding and extraction ----------------------------------------------------------------
-
-_HEADER_CHARSET = re.compile(r"""charset\s*=\s*["']?([^"';\s]+)""", re.IGNORECASE)
-_META_CHARSET = re.compile(
-    rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9._:-]+)""", re.IGNORECASE
-)
-_XML_ENCODING = re.compile(rb"""<\?xml[^>]+encoding\s*=\s*["']([A-Za-z0-9._:-]+)""", re.IGNORECASE)
-# Every pattern below runs in linear time on hostile pages: no lazy ".*?" spans (a page of
-# unclosed "<script>" tags made them quadratic), and tag bodies stop at the next "<".
-_HIDDEN_OPENER = re.compile(r"<!--|<(script|style|noscript|template|svg|head)\b", re.IGNORECASE)
-_BLOCK = re.compile(
-    r"<\s*/?\s*(p|div|br|li|ul|ol|tr|h[1-6]|section|article|header|footer|nav|table|"
-    r"blockquote|pre|hr|dd|dt|main|aside|figure|figcaption)\b[^<>]*>",
-    re.IGNORECASE,
-)
-_TAG = re.compile(r"<[^<>]*>")
-
-
-def _codec(name: str | None) -> str | None:
-    """A Python codec for a charset label; Latin-1 and ASCII labels mean windows-1252 (as browsers do)."""
-    if not name:
-        return None
-    try:
-        found = codecs.lookup(name.strip().strip("\"'")).name
-    except LookupError:
-        return None
-    return "cp1252" if found in ("iso8859-1", "ascii") else found
-
-
-def _charset(header_charset: str | None, body: bytes) -> str:
-    """The body's encoding: BOM, then the header, then ``<meta>`` / XML declaration, else UTF-8."""
-    if body.startswith(codecs.BOM_UTF8):
-        return "utf-8-sig"
-    if body.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        return "utf-16"
-    found = _codec(header_charset)
-    if found:
-        return found
-    head = body[:2048]
-    match = _META_CHARSET.search(head) or _XML_ENCODING.search(head)
-    return (_codec(match.group(1).decode("ascii")) if match else None) or "utf-8"
-
-
-def _clean_line_text(text: str) -> str:
-    lines = (" ".join(line.split()) for line in text.splitlines())
-    text = "\n".join(lines)
-    return re.sub(r"\n{3,}", "\n\n", text).strip()
-
-
-def _drop_hidden(page: str) -> str:
-    """*page* without comments and script/style/head/... elements, in one linear pass.
-
-    An element that is never closed hides the rest of the page, as it does in a browser.
-    """
-    lower = page.lower()
-    kept: list[str] = []
-    position = 0
-    while True:
-        opener = _HIDDEN_OPENER.search(page, position)
-        if opener is None:
-            kept.append(page[position:])
-            break
-        kept.append(page[position : opener.start()])
-        kept.append(" ")
-        if opener.group(0) == "<!--":
-            end = lower.find("-->", opener.end())
-            position = end + 3
-        else:
-            end = lower.find(f"</{opener.group(1).lower()}", opener.end())
-            position = lower.find(">", end) + 1 if end != -1 else 0
-        if end == -1 or position <= 0:
-            break
-    return "".join(kept)
-
-
-def html_to_text(page: str) -> str:
-    """The whole page as plain text: scripts and styles dropped, tags stripped, entities unescaped."""
-    text = _drop_hidden(page)
-    text = _BLOCK.sub("\n", text)
-    text = html.unescape(_TAG.sub(" ", text)).replace("\xa0", " ")
-    return _clean_line_text(text)
-
-
-def _title(page: str) -> str | None:
-    """The text of the first ``<title>`` element (found with plain searches: linear time)."""
-    lower = page.lower()
-    start = lower.find("<title")
-    opened = lower.find(">", start) if start != -1 else -1
-    end = lower.find("</title", opened) if opened != -1 else -1
-    if end == -1:
-        return None
-    title = " ".join(html.unescape(_TAG.sub(" ", page[opened + 1 : end])).split())
-    return title or None
-
-
-def _extract_html(page: str, url: str) -> tuple[str | None, str, list[str]]:
-    """(title, text, notes) for an HTML page: main-content Markdown, or whole-page text."""
-    title = _title(page)
-    whole = html_to_text(page)
-    notes: list[str] = []
-    try:
-        import trafilatura  # imported here: it is slow to import and an optional extra
-    except ImportError:
-        notes.append("HTML shown as plain text (install pi-web-tools[extract] for Markdown)")
-        return title, whole, notes
-    install_log_filter()  # trafilatura logs the page URL, which may carry a key
-    try:
-        extracted = trafilatura.extract(
-            page,
-            output_format="markdown",
-            include_links=True,
-            include_tables=True,
-            favor_recall=True,
-            url=url,
-        )
-    except Exception:  # noqa: BLE001 - a parser failure must not lose the page
-        extracted = None
-    if title is None:
-        try:
-            from trafilatura.metadata import extract_metadata
-
-            meta = extract_metadata(page)
-            title = meta.title if meta is not None and meta.title else None
-        except Exception:  # noqa: BLE001
-            title = None
-    extracted = (extracted or "").strip()
-    if not extracted or (len(extracted) < MIN_EXTRACTED and len(whole) >= 3 * len(extracted)):
-        if whole and extracted != whole:
-            notes.append(
-                "main-content extraction found almost nothing; showing the whole page text"
-            )
-        return title, whole, notes
-    return title, extracted, notes
+    max_bytes: int = option(DEFAULT_MAX_BYTES, validator=at_least(1))
+    allow_private_network: bool = option(False)
 
 
 def _reason(status: int, given: str | None) -> str:
@@ -368,20 +67,6 @@ def _reason(status: int, given: str | None) -> str:
         return HTTPStatus(status).phrase
     except ValueError:
         return given or ""
-
-
-def _kind(mime: str) -> str | None:
-    """``html``, ``text``, ``sniff`` (no type given) or ``None`` (unsupported)."""
-    if not mime:
-        return "sniff"
-    if mime in _HTML_TYPES:
-        return "html"
-    if mime.startswith("text/") or mime in _TEXT_TYPES or mime.endswith(("+json", "+xml")):
-        return "text"
-    return None
-
-
-# --- the provider ---------------------------------------------------------------------------
 
 
 class _Failure(Exception):
@@ -400,16 +85,24 @@ class _Failure(Exception):
 class DirectProvider:
     """A keyless fetcher that GETs each URL itself."""
 
-    capabilities = frozenset({"fetch"})
-    search_filters = frozenset()
-    fetch_modes = frozenset({"text"})
-
-    def __init__(self, name: str = "direct", options: DirectOptions | None = None):
+    def __init__(
+        self,
+        name: str = "direct",
+        options: DirectOptions | None = None,
+        *,
+        retry: RetryPolicy | None = None,
+    ):
         self.name = name
         self.options = options or DirectOptions()
         self.timeout = self.options.timeout_seconds or DEFAULT_TIMEOUT
+        self.retry = retry
         self._session: requests.Session | None = None
         self._session_lock = threading.Lock()
+
+    @property
+    def policy(self) -> RetryPolicy:
+        """The retry policy in force: this provider's, else the default."""
+        return self.retry if self.retry is not None else retry_module.DEFAULT_RETRY
 
     def close(self) -> None:
         """Close the session and its pooled connections (a new one opens on next use)."""
@@ -426,23 +119,18 @@ class DirectProvider:
 
     @property
     def session(self) -> requests.Session:
-        """One session for every fetch (proxies and CA bundle from the environment; no cookie jar)."""
+        """One session for every fetch; cookies never outlive one URL's redirect chain."""
         with self._session_lock:
             if self._session is None:
-                session = requests.Session()
-                make = (
-                    requests.adapters.HTTPAdapter
+                options = {"pool_connections": 8, "pool_maxsize": MAX_URLS, "max_retries": 0}
+                adapter = (
+                    requests.adapters.HTTPAdapter(**options)
                     if self.options.allow_private_network
-                    else _guarded_adapter
+                    else guarded_adapter(**options)
                 )
-                adapter = make(pool_connections=8, pool_maxsize=MAX_URLS, max_retries=0)
-                session.mount("https://", adapter)
-                session.mount("http://", adapter)
-                # Cookies never outlive one URL's redirect chain (see _fetch_one).
-                session.cookies.set_policy(DefaultCookiePolicy(allowed_domains=[]))
-                session.headers["User-Agent"] = USER_AGENT
-                session.headers["Accept"] = ACCEPT
-                self._session = session
+                self._session = new_session(
+                    headers={"Accept": ACCEPT}, adapter=adapter, keep_cookies=False
+                )
             return self._session
 
     def fetch(self, request: FetchRequest, ctx: Any) -> FetchResponse:
@@ -457,31 +145,27 @@ class DirectProvider:
         return FetchResponse(pages=tuple(pages))
 
     def _fetch_safely(self, url: str, request: FetchRequest, ctx: Any) -> FetchedPage:
-        """One URL's page or failure; 429/502/503/504 and broken connections are retried at
-        most twice, with backoff, within the same timeout (as the API providers do)."""
+        """One URL's page or failure; retried per the policy (429/502/503/504 and broken
+        connections) within one timeout, as the API providers are."""
         deadline = time.monotonic() + self.timeout
         cancel = getattr(ctx, "cancel", None)
-        attempt = 0
-        while True:
+
+        def attempt() -> FetchedPage:
             try:
                 return self._fetch_one(url, request, ctx, deadline)
             except _Failure as failure:
-                try:
-                    again = (
-                        failure.retryable
-                        and attempt < MAX_RETRIES
-                        and wait_before_retry(attempt, failure.retry_after, deadline, cancel)
-                    )
-                except InterruptedError:
-                    return FetchedPage(url=url, ok=False, error="cancelled", **failure.facts)
-                if again:
-                    attempt += 1
-                    continue
-                return FetchedPage(url=url, ok=False, error=failure.message, **failure.facts)
-            except Exception as exc:  # noqa: BLE001 - one URL's bug must not sink the others
-                return FetchedPage(
-                    url=url, ok=False, error=f"unexpected error: {type(exc).__name__}"
-                )
+                if failure.retryable:
+                    raise Retryable(failure, failure.retry_after) from None
+                raise
+
+        try:
+            return with_retries(attempt, policy=self.policy, deadline=deadline, cancel=cancel)
+        except _Failure as failure:
+            return FetchedPage(url=url, ok=False, error=failure.message, **failure.facts)
+        except InterruptedError:
+            return FetchedPage(url=url, ok=False, error="cancelled")
+        except Exception as exc:  # noqa: BLE001 - one URL's bug must not sink the others
+            return FetchedPage(url=url, ok=False, error=f"unexpected error: {type(exc).__name__}")
 
     def _refusal(self, url: str) -> str | None:
         """Why *url* may not be fetched (scheme, host, address), or ``None``."""
@@ -497,7 +181,7 @@ class DirectProvider:
             return "invalid URL (no host)"
         if self.options.allow_private_network:
             return None
-        return host_refusal(host, port, proxied=_proxied(url))
+        return host_refusal(host, port, proxied=is_proxied(url))
 
     def _fetch_one(self, url: str, request: FetchRequest, ctx: Any, deadline: float) -> FetchedPage:
         cancel = getattr(ctx, "cancel", None)
@@ -592,11 +276,11 @@ class DirectProvider:
         if not 200 <= status < 300:
             raise _Failure(
                 f"HTTP {status} {_reason(status, response.reason)}".rstrip(),
-                retryable=status in RETRY_STATUSES,
+                retryable=self.policy.is_retry_status(status),
                 retry_after=response.headers.get("Retry-After"),
                 **facts,
             )
-        kind = _kind(mime)
+        kind = content_kind(mime)
         if kind is None:
             raise _Failure(f"unsupported content type {mime}", **facts)
         try:
@@ -616,16 +300,15 @@ class DirectProvider:
         if too_big:
             notes.append(f"Stopped reading after {format_size(self.options.max_bytes)} (maxBytes)")
         if kind == "sniff":
-            kind = self._sniff(body)
+            kind = sniff_kind(body)
             if kind is None:
                 raise _Failure(
                     "unsupported content type (none given, and the body is not text)", **facts
                 )
-        match = _HEADER_CHARSET.search(raw_type)
-        text = body.decode(_charset(match.group(1) if match else None, body), errors="replace")
+        text = decode_body(body, raw_type)
         title = None
         if kind == "html":
-            title, text, extra = _extract_html(text, final_url)
+            title, text, extra = extract_html(text, final_url)
             notes += extra
         limit = request.text_max_characters or DEFAULT_TEXT_MAX_CHARACTERS
         if len(text) > limit:
@@ -633,37 +316,24 @@ class DirectProvider:
             notes.append(f"text cut at {limit} characters; pass text_max_characters for more")
         return FetchedPage(url=url, ok=True, title=title, text=text, notes=tuple(notes), **facts)
 
-    @staticmethod
-    def _sniff(body: bytes) -> str | None:
-        """A type for an untyped body: HTML when it starts with ``<``, text when it decodes."""
-        if body.lstrip()[:1] == b"<":
-            return "html"
-        if b"\x00" in body[:4096]:
-            return None
-        try:
-            body[:4096].decode("utf-8")
-        except UnicodeDecodeError as exc:
-            # A multi-byte character cut by the 4 KB window is still text.
-            if exc.start < min(len(body), 4096) - 3:
-                return None
-        return "text"
-
 
 def _create(config: Any) -> DirectProvider:
     return DirectProvider(config.name, config.options or DirectOptions())
 
 
+DIRECT = ProviderType(
+    name="direct",
+    label="Direct fetch",
+    capabilities={"fetch"},
+    factory=_create,
+    options_class=DirectOptions,
+    needs_api_key=False,
+    fallback_for={"fetch"},
+    fetch_modes={"text"},
+)
+
+
 @hookimpl
 def register_provider_types(register):
-    """Register the ``direct`` provider type (no API key)."""
-    from ..registry import ProviderType
-
-    register(
-        ProviderType(
-            name="direct",
-            capabilities={"fetch"},
-            factory=_create,
-            options_class=DirectOptions,
-            needs_api_key=False,
-        )
-    )
+    """Register the ``direct`` provider type (no API key; serves ``web_fetch`` by default)."""
+    register(DIRECT)

@@ -8,19 +8,22 @@ from urllib.parse import urlsplit
 
 from attrs import frozen
 
-from ..hookspecs import hookimpl
-from .base import (
+from ..api import (
     DEFAULT_TEXT_MAX_CHARACTERS,
     ApiOptions,
     FetchedPage,
     FetchRequest,
     FetchResponse,
+    ProviderType,
     SearchHit,
     SearchRequest,
     SearchResponse,
-    limit_between,
+    at_least,
+    between,
     option,
 )
+from ..hookspecs import hookimpl
+from ..http import HttpClient
 
 __all__ = ["ExaOptions", "ExaProvider", "exa_error_text"]
 
@@ -30,20 +33,12 @@ DEFAULT_LIMIT = 5
 SNIPPET_MAX = 300
 
 
-def _at_least_one(value: int) -> str | None:
-    return None if value >= 1 else "must be at least 1"
-
-
 @frozen(kw_only=True)
 class ExaOptions(ApiOptions):
     """Options of an ``exa`` provider."""
 
-    default_search_limit: int | None = option(
-        None, key="defaultSearchLimit", kind="integer", check=limit_between(1, 100)
-    )
-    default_fetch_text_max_characters: int | None = option(
-        None, key="defaultFetchTextMaxCharacters", kind="integer", check=_at_least_one
-    )
+    default_search_limit: int | None = option(None, validator=between(1, 100))
+    default_fetch_text_max_characters: int | None = option(None, validator=at_least(1))
 
 
 def exa_error_text(body: Any) -> tuple[str, str | None] | None:
@@ -90,22 +85,7 @@ def _url_key(url: str) -> str:
 class ExaProvider:
     """A configured Exa account."""
 
-    capabilities = frozenset({"search", "fetch"})
-    search_filters = frozenset(
-        {
-            "include_domains",
-            "exclude_domains",
-            "start_published_date",
-            "end_published_date",
-            "category",
-        }
-    )
-    default_search_limit = DEFAULT_LIMIT
-    fetch_modes = frozenset({"text", "highlights", "summary"})
-
     def __init__(self, name: str, api_key: str, options: ExaOptions):
-        from ..http import HttpClient
-
         self.name = name
         self.options = options
         self.base_url = (options.base_url or DEFAULT_BASE).rstrip("/")
@@ -274,17 +254,28 @@ def _create(config: Any) -> ExaProvider:
     return ExaProvider(config.name, config.api_key, config.options or ExaOptions())
 
 
+EXA = ProviderType(
+    name="exa",
+    label="Exa",
+    capabilities={"search", "fetch"},
+    factory=_create,
+    options_class=ExaOptions,
+    shared_file_key="exaApiKey",
+    precedence=20,
+    search_filters={
+        "include_domains",
+        "exclude_domains",
+        "start_published_date",
+        "end_published_date",
+        "category",
+    },
+    fetch_modes={"text", "highlights", "summary"},
+    default_search_limit=DEFAULT_LIMIT,
+    key_url="https://dashboard.exa.ai/api-keys",
+)
+
+
 @hookimpl
 def register_provider_types(register):
     """Register the ``exa`` provider type."""
-    from ..registry import ProviderType
-
-    register(
-        ProviderType(
-            name="exa",
-            capabilities={"search", "fetch"},
-            factory=_create,
-            options_class=ExaOptions,
-            needs_api_key=True,
-        )
-    )
+    register(EXA)

@@ -9,17 +9,21 @@ from typing import Any
 
 from attrs import frozen
 
-from ..hookspecs import hookimpl
-from .base import (
+from ..api import (
     ApiOptions,
+    ProviderType,
     SearchHit,
     SearchRequest,
     SearchResponse,
     SummarizeRequest,
     SummaryResponse,
-    limit_between,
+    between,
+    one_of,
     option,
 )
+from ..errors import ProviderError
+from ..hookspecs import hookimpl
+from ..http import HttpClient
 
 __all__ = ["KagiOptions", "KagiProvider", "SUMMARY_LANGUAGES"]
 
@@ -36,18 +40,12 @@ V1_KEY_HINT = (
 )
 
 
-def _api_version(value: str) -> str | None:
-    return None if value in ("v0", "v1") else 'must be "v0" or "v1"'
-
-
 @frozen(kw_only=True)
 class KagiOptions(ApiOptions):
     """Options of a ``kagi`` provider."""
 
-    api_version: str = option("v0", key="apiVersion", kind="string", check=_api_version)
-    default_search_limit: int | None = option(
-        None, key="defaultSearchLimit", kind="integer", check=limit_between(1, 50)
-    )
+    api_version: str = option("v0", validator=one_of("v0", "v1"))
+    default_search_limit: int | None = option(None, validator=between(1, 50))
 
 
 _TAG = re.compile(r"<[^>]+>")
@@ -97,14 +95,7 @@ def _balance(body: Any) -> float | None:
 class KagiProvider:
     """A configured Kagi account."""
 
-    capabilities = frozenset({"search", "summarize"})
-    search_filters = frozenset({"include_domains", "exclude_domains"})
-    default_search_limit = DEFAULT_LIMIT
-    summary_languages = tuple(SUMMARY_LANGUAGES)
-
     def __init__(self, name: str, api_key: str, options: KagiOptions):
-        from ..http import HttpClient
-
         self.name = name
         self.options = options
         self.api_version = options.api_version
@@ -137,8 +128,6 @@ class KagiProvider:
         return self.http.error(f"unexpected response shape: {what}")
 
     def _call(self, method: str, path: str, **kwargs: Any) -> Any:
-        from ..errors import ProviderError
-
         try:
             body, _ = self.http.request_json(method, path, **kwargs)
         except ProviderError as exc:
@@ -245,7 +234,7 @@ class KagiProvider:
         body: dict = {
             "url": request.url,
             "summary_type": request.summary_type,
-            "engine": request.engine,
+            "engine": request.engine or "cecil",
         }
         if request.target_language:
             body["target_language"] = request.target_language
@@ -270,21 +259,28 @@ class KagiProvider:
 
 
 def _create(config: Any) -> KagiProvider:
-    return KagiProvider(config.name, config.api_key, config.options)
+    return KagiProvider(config.name, config.api_key, config.options or KagiOptions())
+
+
+KAGI = ProviderType(
+    name="kagi",
+    label="Kagi",
+    capabilities={"search", "summarize"},
+    factory=_create,
+    options_class=KagiOptions,
+    api_key_env="KAGI_API_KEY",
+    env_key_implies_provider=True,
+    shared_file_key="kagiApiKey",
+    precedence=10,
+    search_filters={"include_domains", "exclude_domains"},
+    summary_languages=tuple(SUMMARY_LANGUAGES),
+    summary_engines=("cecil", "agnes"),
+    default_search_limit=DEFAULT_LIMIT,
+    key_url="https://kagi.com/settings/api",
+)
 
 
 @hookimpl
 def register_provider_types(register):
     """Register the ``kagi`` provider type."""
-    from ..registry import ProviderType
-
-    register(
-        ProviderType(
-            name="kagi",
-            capabilities={"search", "summarize"},
-            factory=_create,
-            options_class=KagiOptions,
-            needs_api_key=True,
-            api_key_env="KAGI_API_KEY",
-        )
-    )
+    register(KAGI)

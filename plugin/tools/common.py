@@ -1,4 +1,5 @@
-"""What the three tools share: provider resolution as tool errors, bounded concurrency."""
+"""What the three tools share: URL checks, provider selection as tool errors, redaction of
+results, concurrency."""
 
 from __future__ import annotations
 
@@ -9,7 +10,15 @@ from typing import Any, TypeVar
 import attrs
 from pi_hostspec.types import ToolContext, ToolError, ToolResult
 
-__all__ = ["check_url", "fold_singular", "quoted", "redacting", "resolve", "run_all"]
+__all__ = [
+    "able_types",
+    "check_url",
+    "fold_singular",
+    "quoted",
+    "redacting",
+    "resolve",
+    "run_all",
+]
 
 
 T = TypeVar("T")
@@ -81,7 +90,7 @@ def redacting(
 
     @functools.wraps(execute)
     def run(args: dict, ctx: ToolContext) -> ToolResult:
-        from ..config import redact_secrets
+        from ..secrets import redact_secrets
 
         def clean(result: ToolResult) -> ToolResult:
             return ToolResult(
@@ -107,8 +116,9 @@ def redacting(
     return run
 
 
-def resolve(capability: str, requested: str | None) -> tuple[Any, Any, Any]:
-    """(provider, provider config, config) for *capability*; config problems become ToolErrors."""
+def resolve(capability: str, requested: str | None) -> Any:
+    """The :class:`~pi_web_tools.registry.Selection` for *capability*; config problems become
+    :class:`ToolError` s."""
     from ..errors import ConfigError
     from ..registry import resolve_provider
 
@@ -116,6 +126,13 @@ def resolve(capability: str, requested: str | None) -> tuple[Any, Any, Any]:
         return resolve_provider(capability, requested)
     except ConfigError as exc:
         raise ToolError(str(exc)) from None
+
+
+def able_types(test: Callable[[Any], bool]) -> str:
+    """The names of the provider types that pass *test*, for "use one of these" advice."""
+    from ..registry import provider_types
+
+    return ", ".join(name for name, kind in provider_types().items() if test(kind)) or "none"
 
 
 def run_all(

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from pi_hostspec.limits import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES
-from pi_hostspec.types import ToolContext, ToolError, ToolResult
+from pi_hostspec.types import Tool, ToolContext, ToolError, ToolResult
 
 from .common import check_url, quoted, redacting
 
-__all__ = ["DESCRIPTION", "LABEL", "NAME", "PARAMETERS", "execute"]
+__all__ = ["TOOL"]
 
 NAME = "summarize"
 LABEL = "Summarize"
@@ -63,23 +63,25 @@ def execute(args: dict, ctx: ToolContext) -> ToolResult:
     """Validate the URL and language, ask the provider, return its output verbatim."""
     from pi_hostspec import strip_control, truncate_output
 
-    from ..config import redact_secrets
+    from ..api import SummarizeRequest
     from ..errors import ProviderError
-    from ..providers.base import SummarizeRequest
+    from ..secrets import redact_secrets
     from .common import resolve
 
     url = check_url(args["url"])
     summary_type = args.get("summary_type") or "summary"
-    engine = args.get("engine") or "cecil"
-    provider, pconf, config = resolve("summarize", args.get("provider"))
+    chosen = resolve("summarize", args.get("provider"))
+    config = chosen.config
+    engines = chosen.type.summary_engines
+    engine = args.get("engine") or (engines[0] if engines else None)
     language = args.get("target_language")
     if language is not None:
         language = language.strip().upper()
-        allowed = getattr(provider, "summary_languages", None)
+        allowed = chosen.type.summary_languages
         if allowed and language not in allowed:
             raise ToolError(
-                f"target_language: {quoted(args['target_language'], 40)} is not a language Kagi's summarizer "
-                f"supports. Use one of: {', '.join(allowed)}."
+                f"target_language: {quoted(args['target_language'], 40)} is not a language "
+                f"{chosen.type.display_name}'s summarizer supports. Use one of: {', '.join(allowed)}."
             )
     request = SummarizeRequest(
         url=url, summary_type=summary_type, engine=engine, target_language=language
@@ -87,7 +89,7 @@ def execute(args: dict, ctx: ToolContext) -> ToolResult:
     ctx.update(ToolResult(content="Summarizing...", details={"partial": True, "url": url}))
     details: dict = {"url": url, "summaryType": summary_type, "engine": engine}
     try:
-        response = provider.summarize(request, ctx)
+        response = chosen.call("summarize", request, ctx)
     except ProviderError as exc:
         raise ToolError(
             f"summarize failed: {exc}", details={**details, "error": exc.to_dict()}
@@ -98,3 +100,14 @@ def execute(args: dict, ctx: ToolContext) -> ToolResult:
     if config.warnings:
         details["warnings"] = list(config.warnings)
     return ToolResult(content=output.text, details=details)
+
+
+TOOL = Tool(
+    name=NAME,
+    label=LABEL,
+    description=DESCRIPTION,
+    parameters=PARAMETERS,
+    execute=execute,
+    read_only_hint=True,
+    open_world_hint=True,
+)

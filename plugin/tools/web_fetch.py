@@ -5,15 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from pi_hostspec.limits import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES
-from pi_hostspec.types import ToolContext, ToolError, ToolResult
+from pi_hostspec.types import Tool, ToolContext, ToolError, ToolResult
 
+from ..api import DEFAULT_TEXT_MAX_CHARACTERS
 from .common import check_url, fold_singular, redacting
 
-__all__ = ["DESCRIPTION", "LABEL", "NAME", "PARAMETERS", "execute", "prepare_arguments"]
+__all__ = ["TOOL"]
 
 NAME = "web_fetch"
 LABEL = "Web Fetch"
-DEFAULT_TEXT_MAX_CHARACTERS = 12000
 DESCRIPTION = f"""Fetch the contents of one or more web pages (1 to 20 URLs) as readable text.
 
 Returns one section per URL, in the order given: title, URL, then the page text (main content as Markdown). Set highlights or summary for condensed contents where the provider supports them (Exa); text is the default. A URL that fails is reported in its own section without failing the others.
@@ -78,10 +78,10 @@ def execute(args: dict, ctx: ToolContext) -> ToolResult:
     """Validate every URL first, fetch through the chosen provider, format each page."""
     from pi_hostspec import truncate_output
 
+    from ..api import FetchedPage, FetchRequest
     from ..errors import ProviderError
     from ..format import format_fetch
-    from ..providers.base import FetchedPage, FetchRequest
-    from .common import resolve
+    from .common import able_types, resolve
 
     urls = _check_urls(args["urls"])
     modes = {name: bool(args.get(name)) for name in ("text", "highlights", "summary")}
@@ -91,13 +91,16 @@ def execute(args: dict, ctx: ToolContext) -> ToolResult:
         raise ToolError(
             "Nothing to fetch: set text, highlights or summary to true (text is the default)."
         )
-    provider, pconf, config = resolve("fetch", args.get("provider"))
-    offered = getattr(provider, "fetch_modes", frozenset({"text"}))
-    missing = [name for name, wanted in modes.items() if wanted and name not in offered]
+    chosen = resolve("fetch", args.get("provider"))
+    pconf, config = chosen.entry, chosen.config
+    wanted = {name for name, on in modes.items() if on}
+    missing = sorted(wanted - chosen.type.fetch_modes)
     if missing:
+        able = able_types(lambda kind: kind.can("fetch") and wanted <= kind.fetch_modes)
         raise ToolError(
             f"Provider {pconf.name!r} ({pconf.type}) cannot return {', '.join(missing)}. "
-            "Ask for text, or configure a provider that supports them (exa) and pass provider=."
+            "Ask for text, or configure a provider that supports them and pass provider= "
+            f"(types: {able})."
         )
     max_chars = args.get("text_max_characters")  # None: the provider's default
     request = FetchRequest(
@@ -111,7 +114,7 @@ def execute(args: dict, ctx: ToolContext) -> ToolResult:
         )
     )
     try:
-        pages = list(provider.fetch(request, ctx).pages)
+        pages = list(chosen.call("fetch", request, ctx).pages)
     except ProviderError as exc:  # the whole request failed (key, credit, outage): say it once
         raise ToolError(
             f"web_fetch failed: {exc}",
@@ -175,3 +178,15 @@ def _page_facts(page: Any) -> dict:
     if page.notes:
         facts["notes"] = list(page.notes)
     return facts
+
+
+TOOL = Tool(
+    name=NAME,
+    label=LABEL,
+    description=DESCRIPTION,
+    parameters=PARAMETERS,
+    execute=execute,
+    prepare_arguments=prepare_arguments,
+    read_only_hint=True,
+    open_world_hint=True,
+)

@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from pi_hostspec.limits import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES
-from pi_hostspec.types import ToolContext, ToolError, ToolResult
+from pi_hostspec.types import Tool, ToolContext, ToolError, ToolResult
 
 from .common import fold_singular, redacting
 
-__all__ = ["DESCRIPTION", "LABEL", "NAME", "PARAMETERS", "execute", "prepare_arguments"]
+__all__ = ["TOOL"]
 
 NAME = "web_search"
 LABEL = "Web Search"
@@ -83,13 +83,6 @@ PARAMETERS: dict = {
     "required": ["queries"],
     "additionalProperties": False,
 }
-_FILTERS = (
-    "include_domains",
-    "exclude_domains",
-    "start_published_date",
-    "end_published_date",
-    "category",
-)
 
 
 def prepare_arguments(args: Any) -> Any:
@@ -102,20 +95,21 @@ def execute(args: dict, ctx: ToolContext) -> ToolResult:
     """Run every query concurrently through the chosen provider and combine the results."""
     from pi_hostspec import truncate_output
 
+    from ..api import SEARCH_FILTERS, SearchRequest
     from ..format import format_search
-    from ..providers.base import SearchRequest
-    from .common import resolve, run_all
+    from .common import able_types, resolve, run_all
 
     queries = [q.strip() for q in args["queries"]]
-    provider, pconf, config = resolve("search", args.get("provider"))
-    supported = getattr(provider, "search_filters", frozenset())
-    unsupported = [
-        name for name in _FILTERS if args.get(name) not in (None, []) and name not in supported
-    ]
+    chosen = resolve("search", args.get("provider"))
+    pconf, config = chosen.entry, chosen.config
+    wanted = [name for name in SEARCH_FILTERS if args.get(name) not in (None, [])]
+    unsupported = [name for name in wanted if name not in chosen.type.search_filters]
     if unsupported:
+        able = able_types(lambda kind: kind.can("search") and set(wanted) <= kind.search_filters)
         raise ToolError(
             f"Provider {pconf.name!r} ({pconf.type}) cannot filter by {', '.join(unsupported)}. "
-            "Remove those arguments, or pass provider= with a provider that supports them (exa)."
+            "Remove those arguments, or pass provider= with a provider that supports them "
+            f"(types: {able})."
         )
     limit = args.get("limit")
     requests_ = [
@@ -139,7 +133,7 @@ def execute(args: dict, ctx: ToolContext) -> ToolResult:
         )
 
     ctx.update(ToolResult(content="Searching...", details={"partial": True, "queries": queries}))
-    outcomes = run_all(requests_, lambda r: provider.search(r, ctx), on_done=progress)
+    outcomes = run_all(requests_, lambda r: chosen.call("search", r, ctx), on_done=progress)
     text, total = format_search(queries, outcomes)
 
     per_query = []
@@ -180,3 +174,15 @@ def _error_text(exc: BaseException) -> str:
 
     text = strip_control(str(exc)).strip() or type(exc).__name__
     return " ".join(text.split())
+
+
+TOOL = Tool(
+    name=NAME,
+    label=LABEL,
+    description=DESCRIPTION,
+    parameters=PARAMETERS,
+    execute=execute,
+    prepare_arguments=prepare_arguments,
+    read_only_hint=True,
+    open_world_hint=True,
+)

@@ -373,15 +373,15 @@ config_texts = st.one_of(
 @given(text=config_texts)
 def test_any_config_file_loads_or_is_a_config_error(text):
     """Any JSON (or text) as the config: load_config raises only ConfigError, config_report never raises."""
-    from pi_web_tools.registry import get_provider, provider_types, resolve_provider
+    from pi_web_tools.registry import current_config, get_provider, provider_types, resolve_provider
 
     path = config_mod.config_path()
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
     path.chmod(0o600)
-    config_mod._cache.clear()
+    config_mod.clear_cache()
     try:
-        config = config_mod.load_config()
+        config = current_config()
     except ConfigError as exc:
         assert str(exc).startswith("Invalid web search config")
         config = None
@@ -393,7 +393,9 @@ def test_any_config_file_loads_or_is_a_config_error(text):
     types = provider_types()
     for provider in config.providers:
         if provider.api_key is not None or not types[provider.type].needs_api_key:
-            get_provider(provider, types)  # constructing any valid entry's provider never raises
+            get_provider(
+                provider, types[provider.type]
+            )  # constructing any valid entry's provider never raises
     for capability in ("search", "fetch", "summarize"):
         try:
             resolve_provider(capability, None, config=config)

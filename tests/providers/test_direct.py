@@ -1,4 +1,4 @@
-"""The direct fetcher end to end against loopback servers, plus its address checks."""
+"""The direct fetcher end to end against loopback servers."""
 
 from __future__ import annotations
 
@@ -7,16 +7,11 @@ import socket
 import time
 
 import pytest
-from pi_web_tools.config import ProviderConfig
+from pi_web_tools import netguard
+from pi_web_tools.api import FetchRequest, ProviderConfig
 from pi_web_tools.providers import direct
-from pi_web_tools.providers.base import FetchRequest
-from pi_web_tools.providers.direct import (
-    DirectOptions,
-    DirectProvider,
-    classify_address,
-    host_refusal,
-    html_to_text,
-)
+from pi_web_tools.providers.direct import DirectOptions, DirectProvider
+from pi_web_tools.retry import RetryPolicy
 from pytest_httpserver import HTTPServer
 from werkzeug.wrappers import Response
 
@@ -257,14 +252,14 @@ def test_loopback_refused_without_allow_private(server):
 
 def test_redirect_to_private_address_refused(server, monkeypatch):
     """Every hop is checked: a redirect to a name resolving to 10.0.0.5 is refused, naming the address."""
-    real = direct.classify_address
+    real = netguard.classify_address
     monkeypatch.setattr(
-        direct,
+        netguard,
         "classify_address",
         lambda ip: None if ip == ipaddress.ip_address("127.0.0.1") else real(ip),
     )
     monkeypatch.setattr(
-        direct,
+        netguard,
         "resolve_host",
         lambda host, port: ["10.0.0.5"] if host == "example.internal" else ["127.0.0.1"],
     )
@@ -382,100 +377,6 @@ def test_session_is_reused_across_calls(server):
     assert session.trust_env is True
 
 
-@pytest.mark.parametrize(
-    "address, reason",
-    [
-        ("10.1.2.3", "a private address"),
-        ("172.16.0.1", "a private address"),
-        ("192.168.1.1", "a private address"),
-        ("127.0.0.1", "a loopback address"),
-        ("::1", "a loopback address"),
-        ("169.254.169.254", "a cloud metadata address"),
-        ("fd00:ec2::254", "a cloud metadata address"),
-        ("169.254.10.1", "a link-local address"),
-        ("fe80::1", "a link-local address"),
-        ("100.64.0.1", "a shared (CGNAT) address"),
-        ("100.127.255.254", "a shared (CGNAT) address"),
-        ("fd00::1", "a private address"),
-        ("0.0.0.0", "an unspecified address"),
-        ("224.0.0.1", "a multicast address"),
-        ("240.0.0.1", "a reserved address"),
-        ("::ffff:127.0.0.1", "a loopback address"),
-        ("::ffff:10.0.0.1", "a private address"),
-        ("64:ff9b::a00:1", "a private address"),
-    ],
-)
-def test_classifier_blocks_non_public(address, reason):
-    """Loopback, private, link-local, CGNAT, metadata and other non-public addresses are named."""
-    assert classify_address(ipaddress.ip_address(address)) == reason
-
-
-@pytest.mark.parametrize(
-    "address", ["93.184.216.34", "8.8.8.8", "2606:2800:220:1:248:1893:25c8:1946", "100.128.0.1"]
-)
-def test_classifier_allows_public(address):
-    """Public addresses are allowed."""
-    assert classify_address(ipaddress.ip_address(address)) is None
-
-
-def test_host_refusal_literals_names_and_resolution(monkeypatch):
-    """Literal IPs (also odd IPv4 forms) and localhost are refused; names are checked by resolution."""
-    monkeypatch.setattr(
-        direct,
-        "resolve_host",
-        lambda host, port: {
-            "public.example": ["93.184.216.34"],
-            "mixed.example": ["93.184.216.34", "192.168.0.7"],
-        }[host],
-    )
-    assert "127.0.0.1 is a loopback address" in host_refusal("127.0.0.1", 80)
-    assert "is a loopback address" in host_refusal("127.1", 80)
-    assert "is a loopback address" in host_refusal("2130706433", 80)
-    assert host_refusal("::1", 80).startswith("refused: ::1 is a loopback address;")
-    assert "localhost is a loopback address" in host_refusal("localhost", 80)
-    assert "api.localhost is a loopback address" in host_refusal("api.localhost", 80)
-    assert host_refusal("public.example", 443) is None
-    assert "mixed.example resolves to a private address (192.168.0.7)" in host_refusal(
-        "mixed.example", 443
-    )
-
-
-def test_host_refusal_unresolvable(monkeypatch):
-    """A name that does not resolve is a clear failure."""
-
-    def fail(host, port):
-        raise socket.gaierror("Name or service not known")
-
-    monkeypatch.setattr(direct, "resolve_host", fail)
-    assert host_refusal("nowhere.invalid", 80) == "could not resolve the host name"
-
-
-def test_through_a_proxy_only_literal_hosts_are_checked(monkeypatch):
-    """With an environment proxy, names are left to the proxy but IP literals and localhost are refused."""
-
-    def must_not_resolve(host, port):
-        raise AssertionError("resolved a name that the proxy should resolve")
-
-    monkeypatch.setattr(direct, "resolve_host", must_not_resolve)
-    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.corp.example:3128")
-    provider = DirectProvider("direct", DirectOptions())
-    assert direct._proxied("https://intranet.example/") is True
-    assert provider._refusal("https://intranet.example/") is None  # no resolution either
-    assert "10.0.0.5 is a private address" in provider._refusal("https://10.0.0.5/")
-    assert "localhost is a loopback address" in provider._refusal("https://localhost/")
-    monkeypatch.setenv("NO_PROXY", "intranet.example")
-    assert direct._proxied("https://intranet.example/") is False
-
-
-def test_html_to_text_strips_scripts_and_tags():
-    """The whole-page fallback drops scripts and styles, strips tags and unescapes entities."""
-    text = html_to_text(
-        "<html><head><style>p{}</style></head><body><script>x()</script>"
-        "<p>Fish &amp; chips</p><div>Two&nbsp;words</div></body></html>"
-    )
-    assert text == "Fish & chips\n\nTwo words"
-
-
 def test_trafilatura_is_not_imported_at_module_import():
     """Importing the direct module does not import trafilatura (start-up stays lazy)."""
     import subprocess
@@ -490,15 +391,13 @@ def test_trafilatura_is_not_imported_at_module_import():
 
 def test_registered_type_needs_no_key():
     """The direct type registers fetch only, with no API key and DirectOptions defaults."""
-    from pi_web_tools.registry import collect_provider_types, get_provider_manager
+    from pi_web_tools.providers.direct import DIRECT as kind
 
-    types = collect_provider_types(get_provider_manager(load_entrypoints=False))
-    kind = types["direct"]
     assert kind.capabilities == {"fetch"} and kind.needs_api_key is False
     provider = kind.factory(ProviderConfig(name="direct", type="direct", options=DirectOptions()))
     assert provider.options.max_bytes == 5 * 1024 * 1024
     assert provider.options.allow_private_network is False
-    assert provider.fetch_modes == {"text"}
+    assert kind.fetch_modes == {"text"} and kind.fallback_for == {"fetch"}
 
 
 def test_dns_rebinding_is_refused_at_connect_time(httpserver, monkeypatch):
@@ -519,7 +418,7 @@ def test_dns_rebinding_is_refused_at_connect_time(httpserver, monkeypatch):
 
     monkeypatch.setattr(socket_module, "getaddrinfo", rebinding)
     monkeypatch.setattr(
-        direct_module, "resolve_host", lambda host, port: ["93.184.216.34"]
+        netguard, "resolve_host", lambda host, port: ["93.184.216.34"]
     )  # ...the pre-check saw a public one
     provider = direct_module.DirectProvider("direct", direct_module.DirectOptions())
     page = provider.fetch(
@@ -530,23 +429,9 @@ def test_dns_rebinding_is_refused_at_connect_time(httpserver, monkeypatch):
     assert "internal data" not in (page.text or "")
 
 
-@pytest.mark.parametrize(
-    "bad", ["<script>" * 40000, "<!--" * 40000, "<title>" * 40000, "<a" * 100000, "<p" * 100000]
-)
-def test_hostile_html_is_processed_in_linear_time(bad):
-    """Pages of unclosed tags (a quadratic trap for lazy regexes) are turned into text quickly."""
-    from pi_web_tools.http import _snippet
-
-    start = time.perf_counter()
-    direct.html_to_text(bad)
-    direct._title(bad)
-    _snippet(bad)
-    assert time.perf_counter() - start < 2.0
-
-
 def test_slow_dns_lookup_is_bounded_by_the_timeout(monkeypatch):
     """A resolver that hangs cannot hold the fetch past its timeout."""
-    monkeypatch.setattr(direct, "resolve_host", lambda host, port: time.sleep(10))
+    monkeypatch.setattr(netguard, "resolve_host", lambda host, port: time.sleep(10))
     provider = direct.DirectProvider("direct", direct.DirectOptions(timeout_seconds=0.5))
     start = time.monotonic()
     page = provider.fetch(FetchRequest(urls=("http://slow-dns.example/",)), None).pages[0]
@@ -556,7 +441,10 @@ def test_slow_dns_lookup_is_bounded_by_the_timeout(monkeypatch):
 
 def test_transient_status_is_retried_then_succeeds(httpserver, monkeypatch):
     """A 503 then a 200 gives the page, after one retry (like the API providers)."""
-    monkeypatch.setattr("pi_web_tools.http.BACKOFF_BASE", 0.01)
+    monkeypatch.setattr(
+        "pi_web_tools.retry.DEFAULT_RETRY",
+        RetryPolicy(backoff_factor=0.01, backoff_jitter=0.01 / 2),
+    )
     httpserver.expect_ordered_request("/flaky").respond_with_data("busy", status=503)
     httpserver.expect_ordered_request("/flaky").respond_with_data(
         "fine now", content_type="text/plain"

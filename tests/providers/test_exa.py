@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 import responses
-from pi_web_tools.config import ProviderConfig
+from pi_web_tools.api import FetchRequest, ProviderConfig, SearchRequest
 from pi_web_tools.errors import ProviderError
-from pi_web_tools.providers.base import FetchRequest, SearchRequest
 from pi_web_tools.providers.exa import ExaOptions, ExaProvider, exa_error_text
+from pi_web_tools.retry import RetryPolicy
 from responses import matchers
 
 KEY = "exa-test-key-0123456789abcdef"
@@ -111,7 +111,7 @@ def mock():
 def make_provider(**options) -> ExaProvider:
     """An Exa provider with no backoff delay, so retry tests run instantly."""
     provider = ExaProvider("exa", KEY, ExaOptions(**options))
-    provider.http.sleep_base = 0.0
+    provider.http.retry = RetryPolicy(backoff_factor=0.0, backoff_jitter=0.0 / 2)
     return provider
 
 
@@ -507,15 +507,13 @@ def test_error_text_shapes():
 
 def test_registered_type_builds_provider():
     """The exa type registers with search and fetch, a required key and ExaOptions."""
-    from pi_web_tools.registry import collect_provider_types, get_provider_manager
+    from pi_web_tools.providers.exa import EXA as exa
 
-    types = collect_provider_types(get_provider_manager(load_entrypoints=False))
-    exa = types["exa"]
     assert exa.capabilities == {"search", "fetch"}
     assert exa.needs_api_key is True and exa.options_class is ExaOptions
     provider = exa.factory(
         ProviderConfig(name="work", type="exa", api_key=KEY, options=ExaOptions())
     )
     assert isinstance(provider, ExaProvider)
-    assert provider.fetch_modes == {"text", "highlights", "summary"}
+    assert exa.fetch_modes == {"text", "highlights", "summary"}
     assert KEY not in repr(provider)

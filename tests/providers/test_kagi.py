@@ -6,9 +6,10 @@ import json
 
 import pytest
 import responses
+from pi_web_tools.api import SearchRequest, SummarizeRequest
 from pi_web_tools.errors import ProviderError
-from pi_web_tools.providers.base import SearchRequest, SummarizeRequest
 from pi_web_tools.providers.kagi import KagiOptions, KagiProvider, clean_snippet
+from pi_web_tools.retry import RetryPolicy
 from responses import matchers
 
 from ..conftest import SECRET
@@ -55,7 +56,7 @@ SEARCH_OK = {
 
 def _kagi(**options) -> KagiProvider:
     provider = KagiProvider("kagi", SECRET, KagiOptions(**options))
-    provider.http.sleep_base = 0.001
+    provider.http.retry = RetryPolicy(backoff_factor=0.001, backoff_jitter=0.001 / 2)
     return provider
 
 

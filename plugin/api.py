@@ -1,0 +1,425 @@
+"""The provider API: everything a provider plugin writes against, in one module.
+
+A provider plugin registers a :class:`ProviderType` through the ``register_provider_types`` hook
+(:data:`pi_web_tools.hookimpl`). The type *declares* everything the tools need to know (its
+capabilities, the search filters it honours, its fetch modes and summary languages, whether it
+needs a key and which environment variable may supply it, its options class); the tools never
+probe a provider object. Its ``factory`` builds a :class:`Provider` from a
+:class:`ProviderConfig`; the provider turns normalized requests into normalized responses and
+raises :class:`~pi_web_tools.errors.ProviderError` on failure.
+
+Import the names from ``pi_web_tools`` (``from pi_web_tools import ProviderType, ...``).
+This module is cheap to import (attrs only): tools quote its constants at start-up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Protocol, runtime_checkable
+
+import attrs
+from attrs import field, frozen
+
+__all__ = [
+    "CAPABILITIES",
+    "DEFAULT_TEXT_MAX_CHARACTERS",
+    "FETCH",
+    "SEARCH",
+    "SEARCH_FILTERS",
+    "SUMMARIZE",
+    "ApiOptions",
+    "CommonOptions",
+    "FetchRequest",
+    "FetchResponse",
+    "FetchedPage",
+    "OptionValueError",
+    "Provider",
+    "ProviderConfig",
+    "ProviderType",
+    "SearchHit",
+    "SearchRequest",
+    "SearchResponse",
+    "SummarizeRequest",
+    "SummaryResponse",
+    "at_least",
+    "between",
+    "check_response",
+    "http_url",
+    "one_of",
+    "option",
+    "option_key",
+    "options_fields",
+    "positive",
+]
+
+SEARCH = "search"
+FETCH = "fetch"
+SUMMARIZE = "summarize"
+CAPABILITIES = (SEARCH, FETCH, SUMMARIZE)
+#: The ``web_search`` filters a provider type may declare in ``search_filters``.
+SEARCH_FILTERS = (
+    "include_domains",
+    "exclude_domains",
+    "start_published_date",
+    "end_published_date",
+    "category",
+)
+#: How many characters of a page's text ``web_fetch`` returns when the call does not say.
+DEFAULT_TEXT_MAX_CHARACTERS = 12000
+
+
+# --- options ----------------------------------------------------------------------------------
+
+
+class OptionValueError(ValueError):
+    """A provider option's value is out of range; the message says what is allowed."""
+
+
+def option(default: Any = None, *, validator: Any = None, key: str | None = None) -> Any:
+    """Declare one provider option: an attrs field whose JSON key is the attribute name in
+    camelCase (``timeout_seconds`` -> ``timeoutSeconds``) unless *key* says otherwise.
+
+    The type comes from the annotation (``str``, ``int``, ``float``, ``bool``, ``list[str]``,
+    ``Literal[...]``, each optionally ``| None``); *validator* is an attrs validator, such as
+    :func:`between` or :func:`one_of`, checked when the config is read.
+    """
+    metadata = {"option": True}
+    if key is not None:
+        metadata["key"] = key
+    return field(default=default, validator=validator, metadata=metadata)
+
+
+def option_key(attribute: attrs.Attribute) -> str:
+    """The JSON key of an option attribute."""
+    if "key" in attribute.metadata:
+        return attribute.metadata["key"]
+    head, *rest = attribute.name.split("_")
+    return head + "".join(word.capitalize() for word in rest)
+
+
+def options_fields(cls: type) -> list[attrs.Attribute]:
+    """The declared options of an options class."""
+    return [f for f in attrs.fields(cls) if f.metadata.get("option")]
+
+
+def _check(predicate: Callable[[Any], bool], message: str) -> Callable[[Any, Any, Any], None]:
+    def validate(_instance: Any, _attribute: Any, value: Any) -> None:
+        if value is not None and not predicate(value):
+            raise OptionValueError(message)
+
+    validate.__doc__ = message
+    return validate
+
+
+def between(low: float, high: float) -> Callable[[Any, Any, Any], None]:
+    """Validator: the value lies in ``low..high``."""
+    return _check(lambda v: low <= v <= high, f"must be between {low} and {high}")
+
+
+def at_least(low: float) -> Callable[[Any, Any, Any], None]:
+    """Validator: the value is *low* or more."""
+    return _check(lambda v: v >= low, f"must be at least {low}")
+
+
+def positive() -> Callable[[Any, Any, Any], None]:
+    """Validator: the value is greater than 0."""
+    return _check(lambda v: v > 0, "must be greater than 0")
+
+
+def one_of(*values: Any) -> Callable[[Any, Any, Any], None]:
+    """Validator: the value is one of *values*."""
+    listed = ", ".join(f'"{v}"' if isinstance(v, str) else repr(v) for v in values)
+    return _check(lambda v: v in values, f"must be one of {listed}")
+
+
+def _is_http_url(value: str) -> bool:
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(value)
+        return parts.scheme in ("http", "https") and bool(parts.hostname)
+    except ValueError:
+        return False
+
+
+def http_url() -> Callable[[Any, Any, Any], None]:
+    """Validator: the value is an absolute http or https URL."""
+    return _check(_is_http_url, "must be an absolute http or https URL")
+
+
+@frozen(kw_only=True)
+class CommonOptions:
+    """Options every provider understands."""
+
+    timeout_seconds: float | None = option(None, validator=positive())
+
+
+@frozen(kw_only=True)
+class ApiOptions(CommonOptions):
+    """Options of a provider that calls an API: ``baseUrl`` for proxies, gateways and tests."""
+
+    base_url: str | None = option(None, validator=http_url())
+
+
+# --- configuration handed to a factory --------------------------------------------------------
+
+
+@frozen(kw_only=True)
+class ProviderConfig:
+    """One configured provider, as its type's ``factory`` receives it.
+
+    ``options`` is an instance of the type's ``options_class``; ``api_key`` is ``None`` for a
+    keyless type and never appears in a repr. ``origin`` says where the entry came from
+    (``"file"``, ``"env KAGI_API_KEY"``, ...), for ``pi-web config``.
+    """
+
+    name: str
+    type: str
+    api_key: str | None = field(default=None, repr=False)
+    options: Any = None
+    key_from_env: str | None = None
+    origin: str = "file"
+
+    def redacted_key(self) -> str:
+        """The key as ``pi-web config`` may show it: at most its last 4 characters."""
+        if not self.api_key:
+            return "(none)"
+        tail = self.api_key[-4:] if len(self.api_key) >= 12 else ""
+        return f"…{tail}" if tail else "(set)"
+
+
+# --- requests and responses -------------------------------------------------------------------
+
+
+@frozen(kw_only=True)
+class SearchRequest:
+    """One query to run, with the optional filters of ``web_search``."""
+
+    query: str
+    limit: int | None = None
+    include_domains: tuple[str, ...] = ()
+    exclude_domains: tuple[str, ...] = ()
+    start_published_date: str | None = None
+    end_published_date: str | None = None
+    category: str | None = None
+
+
+@frozen(kw_only=True)
+class SearchHit:
+    """One search result, normalized."""
+
+    title: str
+    url: str
+    snippet: str = ""
+    published: str | None = None
+    author: str | None = None
+    score: float | None = None
+
+
+@frozen(kw_only=True)
+class SearchResponse:
+    """The results of one query: hits in rank order, related searches, notes for the model
+    (``notices``: text the API meant for the model), ``warnings`` for the details only, and
+    the account balance when the API tells it."""
+
+    hits: tuple[SearchHit, ...] = ()
+    related: tuple[str, ...] = ()
+    notices: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    balance: float | None = None
+
+
+@frozen(kw_only=True)
+class FetchRequest:
+    """URLs to fetch and which contents to return."""
+
+    urls: tuple[str, ...]
+    text: bool = True
+    highlights: bool = False
+    summary: bool = False
+    text_max_characters: int | None = None
+
+
+@frozen(kw_only=True)
+class FetchedPage:
+    """One URL's outcome: contents on success, ``error`` (one line) on failure."""
+
+    url: str
+    ok: bool
+    title: str | None = None
+    final_url: str | None = None
+    content_type: str | None = None
+    text: str | None = None
+    highlights: tuple[str, ...] = ()
+    summary: str | None = None
+    published: str | None = None
+    author: str | None = None
+    error: str | None = None
+    status: int | None = None
+    code: str | None = None
+    notes: tuple[str, ...] = ()
+
+
+@frozen(kw_only=True)
+class FetchResponse:
+    """Every requested URL's outcome, in request order, and API warnings for the details."""
+
+    pages: tuple[FetchedPage, ...]
+    warnings: tuple[str, ...] = ()
+
+
+@frozen(kw_only=True)
+class SummarizeRequest:
+    """A URL to summarize and how."""
+
+    url: str
+    summary_type: str = "summary"
+    engine: str | None = None
+    target_language: str | None = None
+
+
+@frozen(kw_only=True)
+class SummaryResponse:
+    """The summary text verbatim, the token count, and the balance when known."""
+
+    output: str
+    tokens: int | None = None
+    balance: float | None = None
+
+
+_RESPONSES = {SEARCH: SearchResponse, FETCH: FetchResponse, SUMMARIZE: SummaryResponse}
+
+
+@runtime_checkable
+class Provider(Protocol):
+    """A configured provider. It implements the method of each capability its type declares.
+
+    Every method gets the call's :class:`~pi_hostspec.ToolContext` as *ctx*: pass it to
+    :meth:`HttpClient.request_json <pi_web_tools.http.HttpClient.request_json>` (which stops
+    when the call is cancelled), or check ``ctx.cancelled`` between steps of your own. Raise
+    :class:`~pi_web_tools.errors.ProviderError` with a one-line message on failure.
+    """
+
+    name: str
+
+    def search(self, request: SearchRequest, ctx: Any) -> SearchResponse:
+        """Run one query (capability ``search``)."""
+
+    def fetch(self, request: FetchRequest, ctx: Any) -> FetchResponse:
+        """Fetch every URL of the request (capability ``fetch``); a URL that fails is a page
+        with ``ok=False`` and ``error``, not an exception."""
+
+    def summarize(self, request: SummarizeRequest, ctx: Any) -> SummaryResponse:
+        """Summarize one URL (capability ``summarize``)."""
+
+    def close(self) -> None:
+        """Release sessions and pooled connections (called when the config entry changes)."""
+
+
+# --- provider types ---------------------------------------------------------------------------
+
+
+def _capabilities(value: Any) -> frozenset:
+    return frozenset(value)
+
+
+@frozen(kw_only=True)
+class ProviderType:
+    """A kind of provider that ``web-search.json`` can name in ``type``, and what it offers.
+
+    :param name: the ``type`` value in the config file.
+    :param factory: builds a :class:`Provider` from a :class:`ProviderConfig`.
+    :param capabilities: any of ``search``, ``fetch``, ``summarize``.
+    :param label: the service's name in messages (``"Kagi"``); default: *name*.
+    :param options_class: an attrs class of :func:`option` fields (default :class:`CommonOptions`;
+        use :class:`ApiOptions` or a subclass for ``baseUrl``).
+    :param needs_api_key: ``False`` for a keyless type.
+    :param api_key_env: an environment variable that may supply the key when the entry has none.
+    :param env_key_implies_provider: with no config file, a set *api_key_env* alone configures
+        one provider of this type (how ``KAGI_API_KEY`` works).
+    :param fallback_for: capabilities this keyless type serves when no configured provider can
+        (``direct`` serves ``fetch``).
+    :param shared_file_key: the flat key other pi extensions store this service's key under in
+        the shared ``web-search.json`` (``"exaApiKey"``).
+    :param precedence: order among implicit providers (flat keys, environment): lower first.
+    :param search_filters: the ``web_search`` filters it honours (see :data:`SEARCH_FILTERS`).
+    :param fetch_modes: what ``web_fetch`` can ask of it: ``text``, ``highlights``, ``summary``.
+    :param summary_languages: the ``target_language`` codes it accepts (``None``: any).
+    :param summary_engines: the ``engine`` values it accepts (``None``: it takes no engine).
+    :param default_search_limit: results per query when the call and options give none.
+    :param key_url: where a user gets a key, for messages and ``pi-web config``.
+    """
+
+    name: str = field(validator=attrs.validators.matches_re(r"^[a-z][a-z0-9_-]{0,39}$"))
+    factory: Callable[[ProviderConfig], Any] = field(repr=False)
+    capabilities: frozenset = field(converter=_capabilities)
+    label: str = ""
+    options_class: type = CommonOptions
+    needs_api_key: bool = True
+    api_key_env: str | None = None
+    env_key_implies_provider: bool = False
+    fallback_for: frozenset = field(default=frozenset(), converter=_capabilities)
+    shared_file_key: str | None = None
+    precedence: int = 100
+    search_filters: frozenset = field(default=frozenset(), converter=_capabilities)
+    fetch_modes: frozenset = field(default=frozenset({"text"}), converter=_capabilities)
+    summary_languages: tuple[str, ...] | None = None
+    summary_engines: tuple[str, ...] | None = None
+    default_search_limit: int | None = None
+    key_url: str | None = None
+    plugin_name: str | None = None
+
+    def __attrs_post_init__(self) -> None:
+        problems = []
+        unknown = self.capabilities - set(CAPABILITIES)
+        if unknown:
+            problems.append(f"unknown capabilities {sorted(unknown)} (known: {CAPABILITIES})")
+        if not self.capabilities:
+            problems.append("no capabilities")
+        if self.fallback_for - self.capabilities:
+            problems.append("fallback_for names capabilities it does not have")
+        if self.fallback_for and self.needs_api_key:
+            problems.append("fallback_for is for keyless types (needs_api_key=False)")
+        bad_filters = self.search_filters - set(SEARCH_FILTERS)
+        if bad_filters:
+            problems.append(f"unknown search_filters {sorted(bad_filters)}")
+        bad_modes = self.fetch_modes - {"text", "highlights", "summary"}
+        if bad_modes:
+            problems.append(f"unknown fetch_modes {sorted(bad_modes)}")
+        if self.env_key_implies_provider and not self.api_key_env:
+            problems.append("env_key_implies_provider needs api_key_env")
+        if not (attrs.has(self.options_class) and issubclass(self.options_class, CommonOptions)):
+            problems.append("options_class must be an attrs subclass of CommonOptions")
+        if problems:
+            raise ValueError(f"provider type {self.name!r}: " + "; ".join(problems))
+
+    @property
+    def display_name(self) -> str:
+        """The service's name for messages."""
+        return self.label or self.name
+
+    def can(self, capability: str) -> bool:
+        """Whether providers of this type serve *capability*."""
+        return capability in self.capabilities
+
+
+def check_response(provider: str, capability: str, value: Any) -> Any:
+    """*value* when it is the response type of *capability*; else a ``TypeError`` naming the
+    provider, what it returned and what was expected (a plugin bug, shown as a clean error)."""
+    expected = _RESPONSES[capability]
+    if isinstance(value, expected):
+        if capability == FETCH and not all(isinstance(p, FetchedPage) for p in value.pages):
+            raise TypeError(
+                f"provider {provider!r} returned a FetchResponse whose pages are not all "
+                "FetchedPage objects"
+            )
+        if capability == SEARCH and not all(isinstance(h, SearchHit) for h in value.hits):
+            raise TypeError(
+                f"provider {provider!r} returned a SearchResponse whose hits are not all "
+                "SearchHit objects"
+            )
+        return value
+    raise TypeError(
+        f"provider {provider!r} returned {type(value).__name__} from {capability}, "
+        f"expected {expected.__name__}"
+    )

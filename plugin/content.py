@@ -1,0 +1,197 @@
+"""Page content: the body's character encoding, and HTML turned into readable text.
+
+Every pattern here runs in linear time on hostile pages (no lazy ``.*?`` spans: a page of
+unclosed ``<script>`` tags made them quadratic; tag bodies stop at the next ``<``).
+"""
+
+from __future__ import annotations
+
+import codecs
+import html
+import re
+
+__all__ = [
+    "MIN_EXTRACTED",
+    "content_kind",
+    "decode_body",
+    "extract_html",
+    "html_to_text",
+    "page_title",
+    "sniff_kind",
+]
+
+MIN_EXTRACTED = 200
+_HTML_TYPES = {"text/html", "application/xhtml+xml"}
+_TEXT_TYPES = {
+    "application/json",
+    "application/xml",
+    "application/javascript",
+    "application/x-ndjson",
+}
+
+_HEADER_CHARSET = re.compile(r"""charset\s*=\s*["']?([^"';\s]+)""", re.IGNORECASE)
+_META_CHARSET = re.compile(
+    rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9._:-]+)""", re.IGNORECASE
+)
+_XML_ENCODING = re.compile(rb"""<\?xml[^>]+encoding\s*=\s*["']([A-Za-z0-9._:-]+)""", re.IGNORECASE)
+# Every pattern below runs in linear time on hostile pages: no lazy ".*?" spans (a page of
+# unclosed "<script>" tags made them quadratic), and tag bodies stop at the next "<".
+_HIDDEN_OPENER = re.compile(r"<!--|<(script|style|noscript|template|svg|head)\b", re.IGNORECASE)
+_BLOCK = re.compile(
+    r"<\s*/?\s*(p|div|br|li|ul|ol|tr|h[1-6]|section|article|header|footer|nav|table|"
+    r"blockquote|pre|hr|dd|dt|main|aside|figure|figcaption)\b[^<>]*>",
+    re.IGNORECASE,
+)
+_TAG = re.compile(r"<[^<>]*>")
+
+
+def _codec(name: str | None) -> str | None:
+    """A Python codec for a charset label; Latin-1 and ASCII labels mean windows-1252 (as browsers do)."""
+    if not name:
+        return None
+    try:
+        found = codecs.lookup(name.strip().strip("\"'")).name
+    except LookupError:
+        return None
+    return "cp1252" if found in ("iso8859-1", "ascii") else found
+
+
+def decode_body(body: bytes, content_type: str = "") -> str:
+    """*body* as text, in the encoding the ``Content-Type`` header, a BOM or the page declares."""
+    match = _HEADER_CHARSET.search(content_type or "")
+    return body.decode(_charset(match.group(1) if match else None, body), errors="replace")
+
+
+def _charset(header_charset: str | None, body: bytes) -> str:
+    """The body's encoding: BOM, then the header, then ``<meta>`` / XML declaration, else UTF-8."""
+    if body.startswith(codecs.BOM_UTF8):
+        return "utf-8-sig"
+    if body.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return "utf-16"
+    found = _codec(header_charset)
+    if found:
+        return found
+    head = body[:2048]
+    match = _META_CHARSET.search(head) or _XML_ENCODING.search(head)
+    return (_codec(match.group(1).decode("ascii")) if match else None) or "utf-8"
+
+
+def _clean_line_text(text: str) -> str:
+    lines = (" ".join(line.split()) for line in text.splitlines())
+    text = "\n".join(lines)
+    return re.sub(r"\n{3,}", "\n\n", text).strip()
+
+
+def _drop_hidden(page: str) -> str:
+    """*page* without comments and script/style/head/... elements, in one linear pass.
+
+    An element that is never closed hides the rest of the page, as it does in a browser.
+    """
+    lower = page.lower()
+    kept: list[str] = []
+    position = 0
+    while True:
+        opener = _HIDDEN_OPENER.search(page, position)
+        if opener is None:
+            kept.append(page[position:])
+            break
+        kept.append(page[position : opener.start()])
+        kept.append(" ")
+        if opener.group(0) == "<!--":
+            end = lower.find("-->", opener.end())
+            position = end + 3
+        else:
+            end = lower.find(f"</{opener.group(1).lower()}", opener.end())
+            position = lower.find(">", end) + 1 if end != -1 else 0
+        if end == -1 or position <= 0:
+            break
+    return "".join(kept)
+
+
+def html_to_text(page: str) -> str:
+    """The whole page as plain text: scripts and styles dropped, tags stripped, entities unescaped."""
+    text = _drop_hidden(page)
+    text = _BLOCK.sub("\n", text)
+    text = html.unescape(_TAG.sub(" ", text)).replace("\xa0", " ")
+    return _clean_line_text(text)
+
+
+def page_title(page: str) -> str | None:
+    """The text of the first ``<title>`` element (found with plain searches: linear time)."""
+    lower = page.lower()
+    start = lower.find("<title")
+    opened = lower.find(">", start) if start != -1 else -1
+    end = lower.find("</title", opened) if opened != -1 else -1
+    if end == -1:
+        return None
+    title = " ".join(html.unescape(_TAG.sub(" ", page[opened + 1 : end])).split())
+    return title or None
+
+
+def extract_html(page: str, url: str | None = None) -> tuple[str | None, str, list[str]]:
+    """(title, text, notes) for an HTML page: main-content Markdown, or whole-page text."""
+    title = page_title(page)
+    whole = html_to_text(page)
+    notes: list[str] = []
+    try:
+        import trafilatura  # imported here: it is slow to import and an optional extra
+    except ImportError:
+        notes.append("HTML shown as plain text (install pi-web-tools[extract] for Markdown)")
+        return title, whole, notes
+    from .secrets import install_log_filter
+
+    install_log_filter()  # trafilatura logs the page URL, which may carry a key
+    try:
+        extracted = trafilatura.extract(
+            page,
+            output_format="markdown",
+            include_links=True,
+            include_tables=True,
+            favor_recall=True,
+            url=url,
+        )
+    except Exception:  # noqa: BLE001 - a parser failure must not lose the page
+        extracted = None
+    if title is None:
+        try:
+            from trafilatura.metadata import extract_metadata
+
+            meta = extract_metadata(page)
+            title = meta.title if meta is not None and meta.title else None
+        except Exception:  # noqa: BLE001
+            title = None
+    extracted = (extracted or "").strip()
+    if not extracted or (len(extracted) < MIN_EXTRACTED and len(whole) >= 3 * len(extracted)):
+        if whole and extracted != whole:
+            notes.append(
+                "main-content extraction found almost nothing; showing the whole page text"
+            )
+        return title, whole, notes
+    return title, extracted, notes
+
+
+def content_kind(mime: str) -> str | None:
+    """``html``, ``text``, ``sniff`` (no type given) or ``None`` (unsupported)."""
+    if not mime:
+        return "sniff"
+    if mime in _HTML_TYPES:
+        return "html"
+    if mime.startswith("text/") or mime in _TEXT_TYPES or mime.endswith(("+json", "+xml")):
+        return "text"
+    return None
+
+
+def sniff_kind(body: bytes) -> str | None:
+    """A kind for an untyped body: ``html`` when it starts with ``<``, ``text`` when it decodes
+    as UTF-8, else ``None``."""
+    if body.lstrip()[:1] == b"<":
+        return "html"
+    if b"\x00" in body[:4096]:
+        return None
+    try:
+        body[:4096].decode("utf-8")
+    except UnicodeDecodeError as exc:
+        # A multi-byte character cut by the 4 KB window is still text.
+        if exc.start < min(len(body), 4096) - 3:
+            return None
+    return "text"

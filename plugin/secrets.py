@@ -1,0 +1,108 @@
+"""The API keys this process knows, and redaction of them from any text.
+
+Keys are remembered when a config is read, and the environment variables that provider types
+may take keys from are watched; output (results, details, views, logs, temp files) is redacted
+against all of them, whichever provider served the call: a key can come back in a URL's query
+string or a page that echoes it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Iterable
+
+__all__ = [
+    "LOGGING_LIBRARIES",
+    "MIN_SECRET_LENGTH",
+    "install_log_filter",
+    "known_secrets",
+    "redact",
+    "redact_secrets",
+    "remember",
+    "watch_env",
+]
+
+#: Keys shorter than this are not redacted from output (they would mangle ordinary words).
+MIN_SECRET_LENGTH = 8
+
+_lock = threading.Lock()
+_secrets: set[str] = set()
+_env_names: set[str] = set()
+
+
+def remember(keys: Iterable[str | None]) -> None:
+    """Add *keys* (those of :data:`MIN_SECRET_LENGTH` characters or more) to the known keys."""
+    with _lock:
+        for key in keys:
+            if isinstance(key, str) and len(key.strip()) >= MIN_SECRET_LENGTH:
+                _secrets.add(key.strip())
+
+
+def watch_env(names: Iterable[str | None]) -> None:
+    """Treat the values of these environment variables as keys, whenever they are set."""
+    with _lock:
+        _env_names.update(name for name in names if name)
+
+
+def known_secrets() -> tuple[str, ...]:
+    """Every known key, longest first (so a key that contains another is replaced whole)."""
+    with _lock:
+        found = set(_secrets)
+        names = tuple(_env_names)
+    for name in names:
+        value = os.environ.get(name, "").strip()
+        if len(value) >= MIN_SECRET_LENGTH:
+            found.add(value)
+    return tuple(sorted(found, key=len, reverse=True))
+
+
+def redact(text: str, secrets: Iterable[str | None]) -> str:
+    """Replace every secret (4 characters or longer) in *text* with ``***``."""
+    for secret in secrets:
+        if secret and len(secret) >= 4 and secret in text:
+            text = text.replace(secret, "***")
+    return text
+
+
+def redact_secrets(text: str) -> str:
+    """*text* with every known key replaced by ``***``."""
+    if not text:
+        return text
+    return redact(text, known_secrets())
+
+
+class _RedactingFilter(logging.Filter):
+    """Replaces known API keys in log records (urllib3 logs every request line, query string
+    included, at DEBUG level)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            secrets = known_secrets()
+            if secrets:
+                message = record.getMessage()
+                if any(secret in message for secret in secrets):
+                    record.msg, record.args = redact(message, secrets), ()
+        except Exception:  # noqa: BLE001 - a log filter must never break the call that logs
+            pass
+        return True
+
+
+_LOG_FILTER = _RedactingFilter()
+
+
+#: Libraries that log URLs (query strings included) on the way to a page.
+LOGGING_LIBRARIES = ("urllib3", "requests", "trafilatura", "htmldate", "courlan", "justext")
+
+
+def install_log_filter() -> None:
+    """Attach the redacting filter to every logger of :data:`LOGGING_LIBRARIES` created so far
+    (a logger's filters do not apply to its children's records, so each one gets it). Cheap to
+    call again after importing one of them."""
+    for name in ["urllib3.connectionpool", *list(logging.root.manager.loggerDict)]:
+        if name.split(".")[0] in LOGGING_LIBRARIES:
+            logging.getLogger(name).addFilter(_LOG_FILTER)
+
+
+install_log_filter()
