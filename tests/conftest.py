@@ -32,7 +32,7 @@ _AMBIENT = (
 @pytest.fixture(autouse=True)
 def isolated(tmp_path, monkeypatch):
     """Point the agent dir and temp files into tmp_path; clear keys, proxies and caches."""
-    from pi_web_tools import config, registry
+    from pi_web_tools import testing
 
     agent = tmp_path / "agent"
     agent.mkdir()
@@ -42,11 +42,9 @@ def isolated(tmp_path, monkeypatch):
     temp = tmp_path / "tmp"
     temp.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(temp))
-    config.clear_cache()
-    registry.close_providers()
+    testing.reset()
     yield agent
-    config.clear_cache()
-    registry.close_providers()
+    testing.reset()
 
 
 @pytest.fixture
