@@ -6,6 +6,7 @@ import sys
 import textwrap
 import types
 
+import attrs
 import pytest
 from pi_hostspec import (
     AnsiTheme,
@@ -13,6 +14,7 @@ from pi_hostspec import (
     Host,
     PlainTheme,
     RenderOptions,
+    SchemaDefinitionError,
     Tool,
     ToolContext,
     ToolError,
@@ -474,3 +476,44 @@ def test_tool_name_must_be_model_safe():
     """Tool names must be identifiers a model API accepts."""
     with pytest.raises(ValueError):
         _tool("bad name!")
+
+
+def test_a_tool_whose_schema_cannot_be_checked_is_refused_at_registration():
+    """A schema keyword the host does not enforce stops registration, naming plugin, tool and keyword."""
+    parameters = {"type": "object", "properties": {"a": {"type": "string"}}, "if": {}}
+    host = _host(_plugin("iffy_plugin", _tool("iffy", parameters=parameters)))
+    with pytest.raises(SchemaDefinitionError) as info:
+        _ = host.tools
+    assert "iffy_plugin" in str(info.value) and "'if'" in str(info.value)
+
+
+def test_plugins_add_commands_but_cannot_take_core_names():
+    """register_commands adds pi-web subcommands; a core name or a duplicate is an error."""
+    from pi_hostspec import Command
+
+    def plugin_with(name: str, *commands: Command) -> types.ModuleType:
+        module = types.ModuleType(name)
+
+        @hookimpl
+        def register_commands(register):
+            for command in commands:
+                register(command)
+
+        module.register_commands = register_commands
+        return module
+
+    hello = Command(name="hello", help="say hello", run=lambda options, cli: 0)
+    host = _host(plugin_with("greeter", hello))
+    assert host.commands["hello"].plugin_name == "greeter"
+    with pytest.raises(ValueError, match="core command 'call'"):
+        _ = _host(plugin_with("thief", attrs.evolve(hello, name="call"))).commands
+    with pytest.raises(ValueError, match="registered by both"):
+        _ = _host(plugin_with("one", hello), plugin_with("two", hello)).commands
+
+
+def test_collected_tools_keep_their_behaviour_hints():
+    """MCP hints declared on a Tool survive collection unchanged."""
+    tool = attrs.evolve(_tool("echo"), read_only_hint=True, open_world_hint=False)
+    collected = _host(_plugin("alpha_plugin", tool)).tools["echo"]
+    assert collected.read_only_hint is True and collected.open_world_hint is False
+    assert collected.destructive_hint is None

@@ -200,3 +200,23 @@ def test_editing_an_entry_replaces_and_closes_the_old_provider(write_config):
     assert new is not old
     assert old.http._session is None
     assert len(registry._instances) == 1
+
+
+def test_a_provider_returning_the_wrong_type_is_a_clean_error_naming_it(host, write_config):
+    """A provider that returns a dict instead of a SearchResponse fails the call cleanly, by name."""
+    from pi_web_tools import testing
+
+    class Sloppy:
+        def __init__(self, config):
+            self.name = config.name
+
+        def search(self, request, ctx):
+            return {"hits": []}
+
+    sloppy = ProviderType(name="sloppy", capabilities={"search"}, factory=Sloppy, needs_api_key=False)
+    with testing.provider_types(sloppy):
+        write_config({"providers": [{"name": "mine", "type": "sloppy"}]})
+        result = host.call("web_search", {"queries": ["q"]})
+    assert result.is_error
+    assert "provider 'mine' returned dict from search, expected SearchResponse" in result.text
+    assert "Traceback" not in result.text and "AttributeError" not in result.text

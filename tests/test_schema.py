@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from pi_hostspec import SchemaError, validate
+from pi_hostspec import SchemaDefinitionError, SchemaError, check_schema, validate
 
 SCHEMA = {
     "type": "object",
@@ -203,3 +203,85 @@ def test_long_values_are_quoted_briefly():
     with pytest.raises(SchemaError) as info:
         validate({"k" * 100000: 1}, schema)
     assert len(str(info.value)) < 200
+
+
+def test_const_must_match_exactly():
+    """const accepts only its value (and 1 equals 1.0, but true is not 1)."""
+    validate({"v": 1.0}, {"properties": {"v": {"const": 1}}})
+    assert _error({"v": True}, {"properties": {"v": {"const": 1}}}) == "v: must be 1, got True"
+
+
+def test_enum_does_not_confuse_booleans_with_numbers():
+    """enum [1, 2] refuses true, as JSON Schema does."""
+    assert "must be one of 1, 2" in _error({"v": True}, {"properties": {"v": {"enum": [1, 2]}}})
+
+
+def test_unique_items_names_the_duplicate():
+    """uniqueItems names the first item that repeats an earlier one."""
+    schema = {"properties": {"urls": {"type": "array", "uniqueItems": True}}}
+    validate({"urls": ["a", "b"]}, schema)
+    assert _error({"urls": ["a", "b", "a"]}, schema) == "urls[2]: duplicates an earlier item"
+
+
+def test_local_ref_is_followed():
+    """A local $ref into $defs is validated like the schema it names."""
+    schema = {
+        "$defs": {"domain": {"type": "string", "minLength": 3}},
+        "properties": {"site": {"$ref": "#/$defs/domain"}},
+    }
+    validate({"site": "abc"}, schema)
+    assert _error({"site": "a"}, schema) == "site: must be at least 3 characters"
+
+
+def test_one_of_needs_exactly_one_match():
+    """oneOf fails when no form matches and when more than one does."""
+    schema = {"properties": {"v": {"oneOf": [{"type": "integer"}, {"type": "number"}]}}}
+    assert "more than one" in _error({"v": 3}, schema)
+    validate({"v": 2.5}, schema)
+    assert "expected integer" in _error({"v": "x"}, schema)
+
+
+def test_schema_valued_additional_properties_checks_the_extra_fields():
+    """additionalProperties given as a schema validates every field not in properties."""
+    schema = {"properties": {"a": {}}, "additionalProperties": {"type": "integer"}}
+    validate({"a": "anything", "b": 2}, schema)
+    assert _error({"a": 1, "b": "two"}, schema) == "b: expected integer, got a string"
+
+
+def test_all_of_and_not():
+    """allOf applies every schema; not refuses what its schema accepts."""
+    schema = {"allOf": [{"type": "string"}, {"minLength": 2}], "not": {"const": "no"}}
+    validate("yes", schema)
+    assert "at least 2" in _error("y", schema)
+    assert "not allowed" in _error("no", schema)
+
+
+@pytest.mark.parametrize(
+    "schema, keyword",
+    [
+        ({"type": "object", "if": {}}, "if"),
+        ({"properties": {"a": {"prefixItems": []}}}, "prefixItems"),
+        ({"items": {"contains": {}}}, "contains"),
+        ({"dependentRequired": {}}, "dependentRequired"),
+    ],
+)
+def test_unsupported_keywords_are_refused_by_name(schema, keyword):
+    """check_schema refuses any keyword validate() would not enforce, naming it and its place."""
+    with pytest.raises(SchemaDefinitionError, match=repr(keyword)):
+        check_schema(schema)
+
+
+def test_remote_or_broken_refs_are_refused():
+    """Only local references that resolve are accepted."""
+    with pytest.raises(SchemaDefinitionError, match="only local"):
+        check_schema({"$ref": "https://example.com/schema.json"})
+    with pytest.raises(SchemaDefinitionError, match="does not resolve"):
+        check_schema({"$ref": "#/$defs/missing"})
+
+
+def test_the_web_tools_schemas_are_fully_checkable():
+    """Our own tools use only keywords the checker enforces."""
+    from pi_web_tools.plugin import TOOLS
+
+    for tool in TOOLS:
+        check_schema(tool.parameters)
