@@ -51,7 +51,11 @@ class AcmeProvider:
         if not isinstance(items, list):
             raise self.http.error("unexpected response shape: 'results' should be a list")
         hits = [
-            SearchHit(title=item.get("title") or item["url"], url=item["url"], snippet=item.get("summary") or "")
+            SearchHit(
+                title=item.get("title") or item["url"],
+                url=item["url"],
+                snippet=item.get("summary") or "",
+            )
             for item in items
             if isinstance(item, dict) and isinstance(item.get("url"), str)
         ]
@@ -88,7 +92,9 @@ class DocsProvider:
             text = path.read_text(encoding="utf-8", errors="replace")
             if all(word in text.lower() for word in words):
                 first = text.strip().splitlines()[0] if text.strip() else path.name
-                hits.append(SearchHit(title=first.lstrip("# "), url=path.as_uri(), snippet=text[:200]))
+                hits.append(
+                    SearchHit(title=first.lstrip("# "), url=path.as_uri(), snippet=text[:200])
+                )
         return SearchResponse(hits=tuple(hits[: request.limit or 10]))
 
 

@@ -2,9 +2,8 @@
 
 import pytest
 import responses
-from pi_web_tools import ProviderError, SearchRequest, testing
-
 from acme_search import ACME, DOCS
+from pi_web_tools import ProviderError, SearchRequest, testing
 
 KEY = "acme-test-key-0123456789"
 
@@ -20,7 +19,9 @@ def test_search_maps_results_and_sends_the_key():
         "https://acme.test/v1/search",
         json={"results": [{"title": "Hello", "url": "https://a.test/1", "summary": "first"}]},
     )
-    provider = testing.check_provider_type(ACME, api_key=KEY, options={"baseUrl": "https://acme.test/v1"})
+    provider = testing.check_provider_type(
+        ACME, api_key=KEY, options={"baseUrl": "https://acme.test/v1"}
+    )
     response = testing.call(provider, "search", SearchRequest(query="hello", limit=3))
     assert [hit.title for hit in response.hits] == ["Hello"]
     assert responses.calls[0].request.headers["Authorization"] == f"Bearer {KEY}"
@@ -30,7 +31,9 @@ def test_search_maps_results_and_sends_the_key():
 @responses.activate
 def test_api_errors_are_clean_and_never_show_the_key():
     responses.get("https://acme.test/v1/search", status=401, json={"message": f"bad key {KEY}"})
-    provider = testing.check_provider_type(ACME, api_key=KEY, options={"baseUrl": "https://acme.test/v1"})
+    provider = testing.check_provider_type(
+        ACME, api_key=KEY, options={"baseUrl": "https://acme.test/v1"}
+    )
     with pytest.raises(ProviderError) as info:
         provider.search(SearchRequest(query="x"), None)
     assert str(info.value) == "Acme (acme-check): HTTP 401 Unauthorized: bad key ***"
