@@ -216,9 +216,7 @@ def bench_connections(agent: Path, calls: int) -> list[dict]:
 STARTUP_CODE = """
 import time
 t0 = time.perf_counter()
-import pluggy
-if {preload_attrs}:
-    import attrs
+import pluggy, attrs
 t1 = time.perf_counter()
 if {plugin}:
     import pi_web_tools.plugin as plugin
@@ -230,12 +228,8 @@ print(t2 - t0)
 """
 
 
-def bench_startup(reps: int) -> list[dict]:
-    """import pluggy + our plugin + register_tools, vs import pluggy alone (fresh interpreters).
-
-    A second row shows the same with attrs already imported in both, i.e. what our own modules
-    cost on top of the attrs dependency the host contract's types are built on.
-    """
+def _compiled_env() -> dict:
+    """The environment of a regular install: our bytecode compiled, and allowed to be written."""
     import compileall
 
     import pi_hostspec
@@ -243,38 +237,77 @@ def bench_startup(reps: int) -> list[dict]:
 
     for package in (pi_hostspec, pi_web_tools):  # as a regular pip install does
         compileall.compile_dir(os.path.dirname(package.__file__), quiet=1)
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    rows = []
-    for preload_attrs in (False, True):
-        samples: dict[bool, list[float]] = {True: [], False: []}
-        for _ in range(reps):
-            for with_plugin in (False, True):
-                code = STARTUP_CODE.format(plugin=with_plugin, preload_attrs=preload_attrs)
-                out = subprocess.run(
-                    [sys.executable, "-c", code],
-                    capture_output=True,
-                    text=True,
-                    env=env,
-                    check=True,
-                ).stdout
-                samples[with_plugin].append(float(out))
-        base, _ = _median_spread(samples[False])
-        full, spread = _median_spread(samples[True])
-        label = (
-            "4b. start-up, attrs already imported (our own code)"
-            if preload_attrs
-            else "4. start-up: import plugin + register_tools above import pluggy"
-        )
-        rows.append(
+    return {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
+def bench_startup(reps: int) -> list[dict]:
+    """import pluggy, attrs + our plugin + register_tools, vs import pluggy, attrs alone, in fresh
+    interpreters: what our own modules (the host contract's included) add at every host start."""
+    env = _compiled_env()
+    samples: dict[bool, list[float]] = {True: [], False: []}
+    for _ in range(reps):
+        for with_plugin in (False, True):
+            out = subprocess.run(
+                [sys.executable, "-c", STARTUP_CODE.format(plugin=with_plugin)],
+                capture_output=True,
+                text=True,
+                env=env,
+                check=True,
+            ).stdout
+            samples[with_plugin].append(float(out))
+    base, _ = _median_spread(samples[False])
+    full, spread = _median_spread(samples[True])
+    return [
+        {
+            "target": "4a. start-up: our modules + register_tools above pluggy, attrs",
+            "measured": (full - base) * 1000,
+            "limit": 10.0,
+            "unit": " ms",
+            "note": f"{full * 1000:.1f} ms ± {spread * 1000:.1f} vs {base * 1000:.1f} ms",
+        }
+    ]
+
+
+def bench_llm_startup(reps: int) -> list[dict]:
+    """``llm --version`` with our plugin vs ``LLM_LOAD_PLUGINS`` naming every other plugin, in
+    paired runs: what we cost inside the real host that loads us on every command."""
+    import shutil
+    from importlib.metadata import entry_points
+
+    llm = shutil.which("llm", path=os.path.dirname(sys.executable)) or shutil.which("llm")
+    target = "4b. start-up inside llm: llm --version with us vs without"
+    if llm is None:
+        return [
             {
-                "target": label,
-                "measured": (full - base) * 1000,
-                "limit": 30.0,
-                "unit": " ms",
-                "note": f"{full * 1000:.1f} ms ± {spread * 1000:.1f} vs {base * 1000:.1f} ms",
+                "target": target,
+                "measured": 0.0,
+                "limit": 1.05,
+                "unit": "x",
+                "note": "skipped: llm not installed",
             }
-        )
-    return rows
+        ]
+    others = sorted({ep.dist.name for ep in entry_points(group="llm")} - {"pi-web-tools"})
+    env = _compiled_env()
+    samples: dict[bool, list[float]] = {True: [], False: []}
+    for _ in range(reps):
+        for with_us in (False, True):
+            run_env = dict(env)
+            if not with_us:
+                run_env["LLM_LOAD_PLUGINS"] = ",".join(others)
+            start = time.perf_counter()
+            subprocess.run([llm, "--version"], capture_output=True, env=run_env, check=True)
+            samples[with_us].append(time.perf_counter() - start)
+    base, _ = _median_spread(samples[False])
+    ours, spread = _median_spread(samples[True])
+    return [
+        {
+            "target": target,
+            "measured": ours / base,
+            "limit": 1.05,
+            "unit": "x",
+            "note": f"{ours * 1000:.0f} ms ± {spread * 1000:.0f} vs {base * 1000:.0f} ms",
+        }
+    ]
 
 
 def bench_truncation(reps: int) -> list[dict]:
@@ -336,6 +369,7 @@ def main(argv: list[str] | None = None) -> int:
         rows += bench_concurrency(Path(agent), max(3, reps // 3))
         rows += bench_connections(Path(agent), 10 if options.quick else 50)
         rows += bench_startup(5 if options.quick else 31)
+        rows += bench_llm_startup(1 if options.quick else 21)
         rows += bench_truncation(2 if options.quick else 7)
     width = max(len(row["target"]) for row in rows)
     print(f"{'target'.ljust(width)}  {'measured':>12}  {'limit':>12}  result  detail")

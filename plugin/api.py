@@ -20,6 +20,8 @@ from typing import Any, Protocol, runtime_checkable
 import attrs
 from attrs import field, frozen
 
+from .defaults import DEFAULT_TEXT_MAX_CHARACTERS
+
 __all__ = [
     "CAPABILITIES",
     "DEFAULT_TEXT_MAX_CHARACTERS",
@@ -64,8 +66,6 @@ SEARCH_FILTERS = (
     "end_published_date",
     "category",
 )
-#: How many characters of a page's text ``web_fetch`` returns when the call does not say.
-DEFAULT_TEXT_MAX_CHARACTERS = 12000
 
 
 # --- options ----------------------------------------------------------------------------------

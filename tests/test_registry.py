@@ -213,7 +213,9 @@ def test_a_provider_returning_the_wrong_type_is_a_clean_error_naming_it(host, wr
         def search(self, request, ctx):
             return {"hits": []}
 
-    sloppy = ProviderType(name="sloppy", capabilities={"search"}, factory=Sloppy, needs_api_key=False)
+    sloppy = ProviderType(
+        name="sloppy", capabilities={"search"}, factory=Sloppy, needs_api_key=False
+    )
     with testing.provider_types(sloppy):
         write_config({"providers": [{"name": "mine", "type": "sloppy"}]})
         result = host.call("web_search", {"queries": ["q"]})

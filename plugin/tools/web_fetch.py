@@ -7,7 +7,7 @@ from typing import Any
 from pi_hostspec.limits import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES
 from pi_hostspec.types import Tool, ToolContext, ToolError, ToolResult
 
-from ..api import DEFAULT_TEXT_MAX_CHARACTERS
+from ..defaults import DEFAULT_TEXT_MAX_CHARACTERS
 from .common import check_url, fold_singular, redacting
 
 __all__ = ["TOOL"]
