@@ -1,5 +1,5 @@
-"""One test per scenario of seeds 000 (web_search), 001 (summarize) and 003 (summarize design),
-named after it, through the host exactly as a model's call runs."""
+"""The requirement scenarios of web_search and summarize against Kagi (seeds 000, 001, 003),
+one test per scenario named by the behaviour it checks, through the host as a model's call runs."""
 
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ def mock():
 # ---- seed 000: web_search ---------------------------------------------------------------
 
 
-def test_seed000_single_query_search(host, kagi_env, mock):
+def test_search_single_query_search(host, kagi_env, mock):
     """queries: ["rust async patterns"] returns a numbered list with title, URL and snippet."""
     mock.get(
         f"{V0}/search",
@@ -62,7 +62,7 @@ def test_seed000_single_query_search(host, kagi_env, mock):
     assert "3. rust async patterns result 3" in result.text
 
 
-def test_seed000_multiple_query_search(host, kagi_env, mock):
+def test_search_multiple_query_search(host, kagi_env, mock):
     """Two queries give one numbered list, the first query's results first."""
     first, second = "pi coding agent extensions", "kagi search API"
     mock.get(
@@ -82,7 +82,7 @@ def test_seed000_multiple_query_search(host, kagi_env, mock):
     assert text.index(f"2. {first} result 2") < text.index(f"4. {second} result 2")
 
 
-def test_seed000_result_format(host, kagi_env, mock):
+def test_search_result_format(host, kagi_env, mock):
     """Each result is exactly `N. Title\\n   URL\\n   Snippet`."""
     mock.get(
         f"{V0}/search",
@@ -98,7 +98,7 @@ def test_seed000_result_format(host, kagi_env, mock):
     )
 
 
-def test_seed000_output_within_limits(host, kagi_env, mock):
+def test_search_output_within_limits(host, kagi_env, mock):
     """Results within 50KB and 2000 lines come back whole, with no notice and no temp file."""
     mock.get(f"{V0}/search", json=_search_body("q", 20))
     result = host.call("web_search", {"queries": ["q"], "limit": 20})
@@ -106,7 +106,7 @@ def test_seed000_output_within_limits(host, kagi_env, mock):
     assert "truncation" not in result.details and "fullOutputPath" not in result.details
 
 
-def test_seed000_output_exceeds_limits(host, kagi_env, mock):
+def test_search_output_exceeds_limits(host, kagi_env, mock):
     """Over 50KB: truncated, full output in a temp file, notice with omitted lines/bytes and path."""
     big = [
         {"t": 0, "url": f"https://e.com/{i}", "title": f"T{i}", "snippet": "x" * 2000}
@@ -129,7 +129,7 @@ def test_seed000_output_exceeds_limits(host, kagi_env, mock):
     assert result.details["truncation"]["truncatedBy"] == "bytes"
 
 
-def test_seed000_no_api_key_set(host):
+def test_search_no_api_key_set(host):
     """Without KAGI_API_KEY the error is the seed's sentence, checked at invocation."""
     result = host.call("web_search", {"queries": ["x"]})
     assert result.is_error
@@ -138,7 +138,7 @@ def test_seed000_no_api_key_set(host):
     )
 
 
-def test_seed000_api_returns_http_error(host, kagi_env, mock):
+def test_search_api_returns_http_error(host, kagi_env, mock):
     """A non-2xx status gives the status code and Kagi's message, never the key."""
     mock.get(
         f"{V0}/search",
@@ -154,7 +154,7 @@ def test_seed000_api_returns_http_error(host, kagi_env, mock):
     assert SECRET not in result.text and SECRET not in repr(result.details)
 
 
-def test_seed000_network_failure(host, monkeypatch, write_config):
+def test_search_network_failure(host, monkeypatch, write_config):
     """A network failure gives an error describing it (connection refused on a closed port)."""
     import socket
 
@@ -178,7 +178,7 @@ def test_seed000_network_failure(host, monkeypatch, write_config):
     assert "request failed: connection refused" in result.text
 
 
-def test_seed000_render_call(host):
+def test_search_render_call(host):
     """The call shows the tool name and the queries, compactly."""
     line = host.render_call(
         "web_search", {"queries": ["rust async patterns", "tokio"]}, PlainTheme()
@@ -188,7 +188,7 @@ def test_seed000_render_call(host):
     assert len(long) <= len("web_search ") + 100 and long.endswith("…")
 
 
-def test_seed000_render_result(host, kagi_env, mock):
+def test_search_render_result(host, kagi_env, mock):
     """Collapsed shows the number of results; expanded shows the individual results."""
     mock.get(f"{V0}/search", json=_search_body("q", 3))
     result = host.call("web_search", {"queries": ["q"]})
@@ -207,7 +207,7 @@ def _summary(output: str = "Prose summary.", tokens: int = 120) -> dict:
     }
 
 
-def test_seed001_summarize_a_web_page_with_default_settings(host, kagi_env, mock):
+def test_summarize_a_web_page_with_default_settings(host, kagi_env, mock):
     """POST with url and summary_type "summary"; the prose summary is returned."""
     mock.post(
         f"{V0}/summarize",
@@ -227,7 +227,7 @@ def test_seed001_summarize_a_web_page_with_default_settings(host, kagi_env, mock
     assert not result.is_error and result.text == "A long article, in prose."
 
 
-def test_seed001_summarize_a_url_as_takeaway_bullet_points(host, kagi_env, mock):
+def test_summarize_a_url_as_takeaway_bullet_points(host, kagi_env, mock):
     """summary_type takeaway is sent and the bulleted list returned."""
     bullets = "- Faster builds\n- New API\n- Bug fixes"
     mock.post(
@@ -249,7 +249,7 @@ def test_seed001_summarize_a_url_as_takeaway_bullet_points(host, kagi_env, mock)
     assert result.text == bullets
 
 
-def test_seed001_summarize_with_a_target_language(host, kagi_env, mock):
+def test_summarize_with_a_target_language(host, kagi_env, mock):
     """target_language DE is sent (lower case accepted, sent upper case)."""
     mock.post(
         f"{V0}/summarize",
@@ -271,7 +271,7 @@ def test_seed001_summarize_with_a_target_language(host, kagi_env, mock):
     )
 
 
-def test_seed001_summarize_with_default_engine(host, kagi_env, mock):
+def test_summarize_with_default_engine(host, kagi_env, mock):
     """No engine parameter sends engine cecil."""
     mock.post(
         f"{V0}/summarize",
@@ -286,7 +286,7 @@ def test_seed001_summarize_with_default_engine(host, kagi_env, mock):
     assert result.details["engine"] == "cecil"
 
 
-def test_seed001_summarize_with_agnes_engine(host, kagi_env, mock):
+def test_summarize_with_agnes_engine(host, kagi_env, mock):
     """engine agnes is sent."""
     mock.post(
         f"{V0}/summarize",
@@ -309,7 +309,7 @@ def test_seed001_summarize_with_agnes_engine(host, kagi_env, mock):
     )
 
 
-def test_seed001_successful_summary_response(host, kagi_env, mock):
+def test_summarize_successful_summary_response(host, kagi_env, mock):
     """The output is the content; url, summaryType and tokens go to details, not the text."""
     mock.post(f"{V0}/summarize", json=_summary("Just the summary.", 543))
     result = host.call("summarize", {"url": "https://example.com/a"})
@@ -323,14 +323,14 @@ def test_seed001_successful_summary_response(host, kagi_env, mock):
     assert "543" not in result.text
 
 
-def test_seed001_output_within_limits(host, kagi_env, mock):
+def test_summarize_output_within_limits(host, kagi_env, mock):
     """A normal summary is returned whole."""
     mock.post(f"{V0}/summarize", json=_summary("line\n" * 100))
     result = host.call("summarize", {"url": "https://example.com/a"})
     assert result.text == "line\n" * 100 and "truncation" not in result.details
 
 
-def test_seed001_output_exceeds_limits(host, kagi_env, mock):
+def test_summarize_output_exceeds_limits(host, kagi_env, mock):
     """Over 2000 lines: truncated by lines, full output in a temp file, notice with the path."""
     mock.post(f"{V0}/summarize", json=_summary("\n".join(f"- point {i}" for i in range(3000))))
     result = host.call("summarize", {"url": "https://example.com/a"})
@@ -344,7 +344,7 @@ def test_seed001_output_exceeds_limits(host, kagi_env, mock):
         assert handle.read().endswith("- point 2999")
 
 
-def test_seed001_no_api_key_set(host):
+def test_summarize_no_api_key_set(host):
     """Without KAGI_API_KEY the error is the seed's summarize sentence."""
     result = host.call("summarize", {"url": "https://example.com/a"})
     assert result.is_error
@@ -353,7 +353,7 @@ def test_seed001_no_api_key_set(host):
     )
 
 
-def test_seed001_api_returns_http_error(host, kagi_env, mock):
+def test_summarize_api_returns_http_error(host, kagi_env, mock):
     """A non-2xx status gives the code and Kagi's message."""
     mock.post(
         f"{V0}/summarize",
@@ -374,7 +374,7 @@ def test_seed001_api_returns_http_error(host, kagi_env, mock):
     )
 
 
-def test_seed001_network_failure(host, kagi_env, mock):
+def test_summarize_network_failure(host, kagi_env, mock):
     """A connection failure is described in one line."""
     import requests
 
@@ -384,7 +384,7 @@ def test_seed001_network_failure(host, kagi_env, mock):
     assert result.is_error and "connection refused" in result.text and "\n" not in result.text
 
 
-def test_seed001_url_is_inaccessible(host, kagi_env, mock):
+def test_summarize_url_is_inaccessible(host, kagi_env, mock):
     """Kagi's own access-failure response is surfaced."""
     mock.post(
         f"{V0}/summarize",
@@ -401,7 +401,7 @@ def test_seed001_url_is_inaccessible(host, kagi_env, mock):
     assert result.is_error and "Summarize failed: the page is behind a paywall" in result.text
 
 
-def test_seed001_render_call(host):
+def test_summarize_render_call(host):
     """The call shows the name, the URL and the summary type when not the default (seed 003 form)."""
     theme = PlainTheme()
     assert (
@@ -416,7 +416,7 @@ def test_seed001_render_call(host):
     )
 
 
-def test_seed001_render_call_with_non_default_engine(host):
+def test_summarize_render_call_with_non_default_engine(host):
     """A non-default engine is shown alongside the URL and type."""
     theme = PlainTheme()
     assert (
@@ -433,7 +433,7 @@ def test_seed001_render_call_with_non_default_engine(host):
     )
 
 
-def test_seed001_render_result(host, kagi_env, mock):
+def test_summarize_render_result(host, kagi_env, mock):
     """Collapsed: summary type and token count; expanded: the full summary."""
     mock.post(f"{V0}/summarize", json=_summary("- a\n- b", 1234))
     result = host.call("summarize", {"url": "https://e.com/", "summary_type": "takeaway"})
@@ -450,7 +450,7 @@ def test_seed001_render_result(host, kagi_env, mock):
 # ---- seed 003: summarize design ---------------------------------------------------------------
 
 
-def test_seed003_tool_is_named_summarize_with_seed_parameters(host):
+def test_summarize_tool_is_named_summarize_with_seed_parameters(host):
     """The tool is `summarize` with url required, summary_type and engine enums, target_language."""
     tool = host.get_tool("summarize")
     props = tool.parameters["properties"]
@@ -460,7 +460,7 @@ def test_seed003_tool_is_named_summarize_with_seed_parameters(host):
     assert props["target_language"]["type"] == "string"
 
 
-def test_seed003_same_kagi_key_no_additional_configuration(host, kagi_env, mock):
+def test_summarize_same_kagi_key_no_additional_configuration(host, kagi_env, mock):
     """summarize uses the same KAGI_API_KEY and Bot header as web_search."""
     mock.post(
         f"{V0}/summarize",

@@ -1,4 +1,4 @@
-"""Seed 002 (Exa web_search / web_fetch design): one test per acceptance criterion."""
+"""The acceptance criteria of the Exa web_search / web_fetch design (seed 002), one test each."""
 
 from __future__ import annotations
 
@@ -53,20 +53,20 @@ def exa(write_config):
         yield rsps
 
 
-def test_seed002_pi_discovers_the_extension_package():
+def test_pi_discovers_the_extension_package():
     """The installed package is discovered through its pi.plugins entry point."""
     host = Host(get_plugin_manager())
     assert {"web_search", "web_fetch"} <= set(host.tools)
     assert host.tools["web_search"].plugin_name == "web_tools"
 
 
-def test_seed002_agent_has_two_generic_tools(host):
+def test_agent_has_two_generic_tools(host):
     """The tools are named web_search and web_fetch, not after a provider."""
     assert {"web_search", "web_fetch"} <= set(host.tools)
     assert not any("exa" in name for name in host.tools)
 
 
-def test_seed002_implementation_uses_an_internal_provider_abstraction(exa):
+def test_implementation_uses_an_internal_provider_abstraction(exa):
     """Tools reach Exa only through the registry and the provider interface."""
     from pi_web_tools.api import FetchRequest, SearchRequest
     from pi_web_tools.registry import resolve_provider
@@ -80,14 +80,14 @@ def test_seed002_implementation_uses_an_internal_provider_abstraction(exa):
     assert provider.fetch(FetchRequest(urls=("https://a.example/",)), None).pages[0].ok is False
 
 
-def test_seed002_exa_is_the_first_working_provider(host, exa):
+def test_exa_is_the_first_working_provider(host, exa):
     """web_search works end to end through Exa."""
     exa.post(f"{EXA}/search", json=SEARCH_BODY)
     result = host.call("web_search", {"queries": ["AI startups"]})
     assert not result.is_error and result.details["providerType"] == "exa"
 
 
-def test_seed002_runtime_reads_global_config_from_home(monkeypatch, tmp_path, host):
+def test_runtime_reads_global_config_from_home(monkeypatch, tmp_path, host):
     """The config is read from ~/.pi/agent/web-search.json at call time."""
     monkeypatch.delenv("PI_CODING_AGENT_DIR")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
@@ -100,7 +100,7 @@ def test_seed002_runtime_reads_global_config_from_home(monkeypatch, tmp_path, ho
         assert host.call("web_search", {"queries": ["x"]}).details["provider"] == "exa-main"
 
 
-def test_seed002_config_uses_provider_list_with_default_selector(host, write_config):
+def test_config_uses_provider_list_with_default_selector(host, write_config):
     """defaultProvider selects among a list of providers."""
     config = {
         "defaultProvider": "second",
@@ -117,7 +117,7 @@ def test_seed002_config_uses_provider_list_with_default_selector(host, write_con
         assert host.call("web_search", {"queries": ["x"]}).details["provider"] == "second"
 
 
-def test_seed002_credentials_are_literal_values_from_the_file(host, exa, monkeypatch):
+def test_credentials_are_literal_values_from_the_file(host, exa, monkeypatch):
     """The key sent is the literal apiKey from the file; EXA_API_KEY in the environment is not read."""
     monkeypatch.setenv("EXA_API_KEY", "env-key-must-not-be-used")
     exa.post(
@@ -128,7 +128,7 @@ def test_seed002_credentials_are_literal_values_from_the_file(host, exa, monkeyp
     assert not host.call("web_search", {"queries": ["x"]}).is_error
 
 
-def test_seed002_web_search_returns_metadata_only_by_default(host, exa):
+def test_web_search_returns_metadata_only_by_default(host, exa):
     """No contents are requested; title, URL, date, author and score are shown."""
     exa.post(
         f"{EXA}/search",
@@ -143,7 +143,7 @@ def test_seed002_web_search_returns_metadata_only_by_default(host, exa):
     )
 
 
-def test_seed002_web_search_filters_are_sent_camel_case(host, exa):
+def test_web_search_filters_are_sent_camel_case(host, exa):
     """includeDomains, excludeDomains, dates and category reach Exa in camelCase."""
     exa.post(
         f"{EXA}/search",
@@ -177,7 +177,7 @@ def test_seed002_web_search_filters_are_sent_camel_case(host, exa):
     assert not result.is_error
 
 
-def test_seed002_web_fetch_accepts_one_or_multiple_urls_and_returns_text_by_default(host, exa):
+def test_web_fetch_accepts_one_or_multiple_urls_and_returns_text_by_default(host, exa):
     """One URL or several; text (12000 characters by default) is requested when no mode is given."""
     body = {
         "results": [
@@ -227,13 +227,13 @@ def test_seed002_web_fetch_accepts_one_or_multiple_urls_and_returns_text_by_defa
     )
 
 
-def test_seed002_missing_config_is_a_clean_actionable_error(host):
+def test_missing_config_is_a_clean_actionable_error(host):
     """With no config (and no Kagi key) search says where the file belongs and shows an example."""
     result = host.call("web_search", {"queries": ["x"]})
     assert result.is_error and "web-search.json" in result.text and '"providers"' in result.text
 
 
-def test_seed002_invalid_config_is_a_clean_actionable_error(host, write_config):
+def test_invalid_config_is_a_clean_actionable_error(host, write_config):
     """An invalid file names the exact problem, the file and a valid example."""
     path = write_config(
         {
@@ -252,7 +252,7 @@ def test_seed002_invalid_config_is_a_clean_actionable_error(host, write_config):
     assert str(path) in result.text and "defaultSearchLimit: expected an integer" in result.text
 
 
-def test_seed002_provider_failures_are_clean_actionable_errors(host, exa):
+def test_provider_failures_are_clean_actionable_errors(host, exa):
     """An Exa auth failure names the status and tag, with no key and no traceback."""
     exa.post(
         f"{EXA}/search",
@@ -264,6 +264,6 @@ def test_seed002_provider_failures_are_clean_actionable_errors(host, exa):
     assert LITERAL_KEY not in result.text and "Traceback" not in result.text
 
 
-def test_seed002_empty_query_is_rejected_before_any_request(host, exa):
+def test_empty_query_is_rejected_before_any_request(host, exa):
     """An empty search query never reaches Exa."""
     assert host.call("web_search", {"queries": [""]}).is_error
