@@ -59,6 +59,45 @@ def get_plugin_manager(
     return pm
 
 
+def _collect(hook: Any, kind: type, duplicate: type, check: Any) -> dict[str, Any]:
+    """Call every implementation of a ``register_*`` *hook* with a ``register`` function that
+    accepts *kind* objects, runs *check(item, plugin)*, refuses a name registered twice (raising
+    *duplicate*, naming both plugins) and records the registering plugin's name."""
+    found: dict[str, Any] = {}
+    for impl in hook.get_hookimpls():
+
+        def register(item: Any, _plugin: str = impl.plugin_name) -> None:
+            if not isinstance(item, kind):
+                raise TypeError(
+                    f"plugin {_plugin} registered {type(item).__name__}, not a {kind.__name__}"
+                )
+            check(item, _plugin)
+            if item.name in found:
+                other = found[item.name].plugin_name
+                raise duplicate(
+                    f"{kind.__name__.lower()} {item.name!r} is registered by both {other} "
+                    f"and {_plugin}"
+                )
+            found[item.name] = attrs.evolve(item, plugin_name=_plugin)
+
+        impl.function(register=register)
+    return found
+
+
+def _check_tool(tool: Tool, plugin: str) -> None:
+    try:
+        check_schema(tool.parameters)
+    except SchemaDefinitionError as exc:
+        raise SchemaDefinitionError(
+            f"plugin {plugin}: tool {tool.name!r} has a schema this host cannot check: {exc}"
+        ) from None
+
+
+def _check_command(command: Command, plugin: str) -> None:
+    if command.name in CORE_COMMANDS:
+        raise ValueError(f"plugin {plugin} cannot register the core command {command.name!r}")
+
+
 def _one_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return text[0] if text else type(exc).__name__
@@ -76,64 +115,19 @@ class Host:
     def tools(self) -> dict[str, Tool]:
         """Every registered tool by name, collected once through ``register_tools``."""
         if self._tools is None:
-            self._tools = self._collect()
+            self._tools = _collect(
+                self.pm.hook.register_tools, Tool, DuplicateToolError, _check_tool
+            )
         return self._tools
-
-    def _collect(self) -> dict[str, Tool]:
-        tools: dict[str, Tool] = {}
-        for impl in self.pm.hook.register_tools.get_hookimpls():
-
-            def register(tool: Tool, _plugin: str = impl.plugin_name) -> None:
-                if not isinstance(tool, Tool):
-                    raise TypeError(
-                        f"plugin {_plugin} registered {type(tool).__name__}, not a Tool"
-                    )
-                if tool.name in tools:
-                    other = tools[tool.name].plugin_name
-                    raise DuplicateToolError(
-                        f"tool {tool.name!r} is registered by both {other} and {_plugin}"
-                    )
-                try:
-                    check_schema(tool.parameters)
-                except SchemaDefinitionError as exc:
-                    raise SchemaDefinitionError(
-                        f"plugin {_plugin}: tool {tool.name!r} has a schema this host cannot "
-                        f"check: {exc}"
-                    ) from None
-                tools[tool.name] = attrs.evolve(tool, plugin_name=_plugin)
-
-            impl.function(register=register)
-        return tools
 
     @property
     def commands(self) -> dict[str, Command]:
         """The ``pi-web`` subcommands plugins add through ``register_commands``, by name."""
         if self._commands is None:
-            self._commands = self._collect_commands()
+            self._commands = _collect(
+                self.pm.hook.register_commands, Command, ValueError, _check_command
+            )
         return self._commands
-
-    def _collect_commands(self) -> dict[str, Command]:
-        commands: dict[str, Command] = {}
-        for impl in self.pm.hook.register_commands.get_hookimpls():
-
-            def register(command: Command, _plugin: str = impl.plugin_name) -> None:
-                if not isinstance(command, Command):
-                    raise TypeError(
-                        f"plugin {_plugin} registered {type(command).__name__}, not a Command"
-                    )
-                if command.name in CORE_COMMANDS:
-                    raise ValueError(
-                        f"plugin {_plugin} cannot register the core command {command.name!r}"
-                    )
-                if command.name in commands:
-                    other = commands[command.name].plugin_name
-                    raise ValueError(
-                        f"command {command.name!r} is registered by both {other} and {_plugin}"
-                    )
-                commands[command.name] = attrs.evolve(command, plugin_name=_plugin)
-
-            impl.function(register=register)
-        return commands
 
     def get_tool(self, name: str) -> Tool:
         """The tool called *name*; raises :class:`UnknownToolError` listing the known names."""

@@ -8,9 +8,10 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import attrs
-from pi_hostspec.types import ToolContext, ToolError, ToolResult
+from pi_hostspec.types import Tool, ToolContext, ToolError, ToolResult
 
 __all__ = [
+    "PROVIDER_PARAMETER",
     "able_types",
     "check_url",
     "fold_singular",
@@ -18,7 +19,39 @@ __all__ = [
     "redacting",
     "resolve",
     "run_all",
+    "web_tool",
 ]
+
+#: The ``provider`` argument every tool takes.
+PROVIDER_PARAMETER = {
+    "type": "string",
+    "description": "Name of a configured provider to use instead of the default.",
+    "minLength": 1,
+    "maxLength": 200,
+}
+
+
+def web_tool(
+    *,
+    name: str,
+    label: str,
+    description: str,
+    parameters: dict,
+    execute: Callable[[dict, ToolContext], ToolResult],
+    prepare_arguments: Callable[[Any], Any] | None = None,
+) -> Tool:
+    """A web tool: it reads from the open web and changes nothing (MCP's read-only and
+    open-world hints), and no configured key leaves it (:func:`redacting`)."""
+    return Tool(
+        name=name,
+        label=label,
+        description=description,
+        parameters=parameters,
+        execute=redacting(execute),
+        prepare_arguments=prepare_arguments,
+        read_only_hint=True,
+        open_world_hint=True,
+    )
 
 
 T = TypeVar("T")

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from pi_hostspec.limits import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES
-from pi_hostspec.types import Tool, ToolContext, ToolError, ToolResult
+from pi_hostspec.types import ToolContext, ToolError, ToolResult
 
-from .common import check_url, quoted, redacting
+from .common import PROVIDER_PARAMETER, check_url, quoted, web_tool
 
 __all__ = ["TOOL"]
 
@@ -46,19 +46,13 @@ PARAMETERS: dict = {
             "description": 'Language code for the output (e.g., "EN", "DE", "JA"). Defaults to the document\'s language.',
             "minLength": 1,
         },
-        "provider": {
-            "type": "string",
-            "description": "Name of a configured provider to use instead of the default.",
-            "minLength": 1,
-            "maxLength": 200,
-        },
+        "provider": PROVIDER_PARAMETER,
     },
     "required": ["url"],
     "additionalProperties": False,
 }
 
 
-@redacting
 def execute(args: dict, ctx: ToolContext) -> ToolResult:
     """Validate the URL and language, ask the provider, return its output verbatim."""
     from pi_hostspec import strip_control, truncate_output
@@ -102,12 +96,10 @@ def execute(args: dict, ctx: ToolContext) -> ToolResult:
     return ToolResult(content=output.text, details=details)
 
 
-TOOL = Tool(
+TOOL = web_tool(
     name=NAME,
     label=LABEL,
     description=DESCRIPTION,
     parameters=PARAMETERS,
     execute=execute,
-    read_only_hint=True,
-    open_world_hint=True,
 )

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from pi_hostspec.limits import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES
-from pi_hostspec.types import Tool, ToolContext, ToolError, ToolResult
+from pi_hostspec.types import ToolContext, ToolError, ToolResult
 
 from ..defaults import DEFAULT_TEXT_MAX_CHARACTERS
-from .common import check_url, fold_singular, redacting
+from .common import PROVIDER_PARAMETER, check_url, fold_singular, web_tool
 
 __all__ = ["TOOL"]
 
@@ -44,12 +44,7 @@ PARAMETERS: dict = {
             "minimum": 1,
             "maximum": 1000000,
         },
-        "provider": {
-            "type": "string",
-            "description": "Name of a configured provider to use instead of the default.",
-            "minLength": 1,
-            "maxLength": 200,
-        },
+        "provider": PROVIDER_PARAMETER,
     },
     "required": ["urls"],
     "additionalProperties": False,
@@ -73,7 +68,6 @@ def _check_urls(urls: list[str]) -> list[str]:
     return good
 
 
-@redacting
 def execute(args: dict, ctx: ToolContext) -> ToolResult:
     """Validate every URL first, fetch through the chosen provider, format each page."""
     from pi_hostspec import truncate_output
@@ -180,13 +174,11 @@ def _page_facts(page: Any) -> dict:
     return facts
 
 
-TOOL = Tool(
+TOOL = web_tool(
     name=NAME,
     label=LABEL,
     description=DESCRIPTION,
     parameters=PARAMETERS,
     execute=execute,
     prepare_arguments=prepare_arguments,
-    read_only_hint=True,
-    open_world_hint=True,
 )

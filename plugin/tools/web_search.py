@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from pi_hostspec.limits import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES
-from pi_hostspec.types import Tool, ToolContext, ToolError, ToolResult
+from pi_hostspec.types import ToolContext, ToolError, ToolResult
 
-from .common import fold_singular, redacting
+from .common import PROVIDER_PARAMETER, fold_singular, web_tool
 
 __all__ = ["TOOL"]
 
@@ -73,12 +73,7 @@ PARAMETERS: dict = {
             "description": "Exa only: company, research paper, news, pdf, personal site, financial report or people.",
             "minLength": 1,
         },
-        "provider": {
-            "type": "string",
-            "description": "Name of a configured provider to use instead of the default.",
-            "minLength": 1,
-            "maxLength": 200,
-        },
+        "provider": PROVIDER_PARAMETER,
     },
     "required": ["queries"],
     "additionalProperties": False,
@@ -90,7 +85,6 @@ def prepare_arguments(args: Any) -> Any:
     return fold_singular(args, "query", "queries")
 
 
-@redacting
 def execute(args: dict, ctx: ToolContext) -> ToolResult:
     """Run every query concurrently through the chosen provider and combine the results."""
     from pi_hostspec import truncate_output
@@ -176,13 +170,11 @@ def _error_text(exc: BaseException) -> str:
     return " ".join(text.split())
 
 
-TOOL = Tool(
+TOOL = web_tool(
     name=NAME,
     label=LABEL,
     description=DESCRIPTION,
     parameters=PARAMETERS,
     execute=execute,
     prepare_arguments=prepare_arguments,
-    read_only_hint=True,
-    open_world_hint=True,
 )
