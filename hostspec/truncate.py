@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import stat
+import time
 
 from attrs import frozen
 
@@ -12,6 +14,7 @@ __all__ = [
     "TruncatedOutput",
     "TruncationResult",
     "format_size",
+    "spill_output",
     "truncate_head",
     "truncate_output",
 ]
@@ -148,15 +151,66 @@ class TruncatedOutput:
         return facts
 
 
-def _write_private(text: str, prefix: str) -> str:
-    """Write *text* to a new 0600 file inside a new 0700 directory; return its path.
+#: What the spill directory keeps: files younger than a day, at most 64 MB in all (the newest
+#: file is always kept, whatever its size).
+SPILL_MAX_AGE_SECONDS = 24 * 3600
+SPILL_MAX_TOTAL_BYTES = 64 * 1024 * 1024
 
-    A failed write (a full disk) removes what it made: no half file is left behind.
+
+def spill_directory() -> str:
+    """The private directory full outputs go to: ``$TMPDIR/pi-tool-output-<uid>`` (0700).
+
+    A path there that is not a directory of ours with mode 0700 (a planted link, another
+    user's directory) is never used: a fresh private directory is made instead.
     """
     import tempfile
 
-    directory = tempfile.mkdtemp(prefix=f"{prefix}-")  # mkdtemp makes it 0700, never reused
-    path = os.path.join(directory, "output.txt")
+    uid = os.getuid() if hasattr(os, "getuid") else 0
+    path = os.path.join(tempfile.gettempdir(), f"pi-tool-output-{uid}")
+    try:
+        os.mkdir(path, 0o700)
+    except FileExistsError:
+        pass
+    info = os.lstat(path)
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != uid or stat.S_IMODE(info.st_mode) & 0o077:
+        return tempfile.mkdtemp(prefix="pi-tool-output-")
+    return path
+
+
+def _prune(directory: str, keep: str) -> None:
+    """Delete spill files older than a day, then the oldest until the rest fit the size cap."""
+    now = time.time()
+    files = []
+    with os.scandir(directory) as entries:
+        for entry in entries:
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if entry.path == keep or not stat.S_ISREG(info.st_mode):
+                continue
+            files.append((info.st_mtime, info.st_size, entry.path))
+    total = sum(size for _, size, _ in files)
+    for mtime, size, path in sorted(files):
+        if now - mtime < SPILL_MAX_AGE_SECONDS and total <= SPILL_MAX_TOTAL_BYTES:
+            continue
+        try:
+            os.unlink(path)
+            total -= size
+        except OSError:
+            pass
+
+
+def _write_private(text: str, prefix: str) -> str:
+    """Write *text* to a new 0600 file in :func:`spill_directory`; return its path.
+
+    Older files there are pruned (age and total size); a failed write (a full disk) removes
+    what it made: no half file is left behind.
+    """
+    import secrets
+
+    directory = spill_directory()
+    path = os.path.join(directory, f"{prefix}-{secrets.token_hex(8)}.txt")
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
     created = False
     try:
@@ -165,13 +219,16 @@ def _write_private(text: str, prefix: str) -> str:
         with os.fdopen(fd, "w", encoding="utf-8", errors="surrogatepass") as handle:
             handle.write(text)
     except OSError:
-        try:
-            if created:
+        if created:
+            try:
                 os.unlink(path)
-            os.rmdir(directory)
-        except OSError:
-            pass
+            except OSError:
+                pass
         raise
+    try:
+        _prune(directory, keep=path)
+    except OSError:
+        pass  # pruning is housekeeping: never a reason to lose this output
     return path
 
 
@@ -199,33 +256,71 @@ def truncate_output(
     truncation = truncate_head(text, max_lines=max_lines, max_bytes=max_bytes)
     if not truncation.truncated:
         return TruncatedOutput(text=text, truncation=truncation, full_output_path=None)
+    shown = truncation.content
+    partial = ""
+    if truncation.first_line_exceeds_limit:
+        shown = _clip_utf8(text, max_bytes)
+        first_line = _utf8_len(text.split("\n", 1)[0])
+        partial = (
+            f"Line 1 alone is {format_size(first_line)}, so only its first "
+            f"{format_size(_utf8_len(shown))} are shown. "
+        )
+    return spill_output(
+        text,
+        shown,
+        prefix=prefix,
+        truncation=truncation,
+        note=partial,
+        shown_lines=truncation.output_lines,
+    )
 
+
+def spill_output(
+    text: str,
+    shown: str,
+    *,
+    prefix: str = "pi-tool",
+    truncation: TruncationResult | None = None,
+    note: str = "",
+    shown_lines: int | None = None,
+    max_lines: int = DEFAULT_MAX_LINES,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+) -> TruncatedOutput:
+    """*shown* (a shortened form of *text* that a tool made to fit the limits) with the standard
+    truncation notice; the full *text* is saved privately and the notice says where.
+
+    *note* is a sentence placed before the path (what was shortened, how to read on).
+    """
+    if shown_lines is None:
+        shown_lines = shown.count("\n") + 1 if shown else 0
+    shown_bytes = _utf8_len(shown)
+    total_lines = text.count("\n") + 1
+    total_bytes = _utf8_len(text)
+    if truncation is None:
+        truncation = TruncationResult(
+            content=shown,
+            truncated=True,
+            truncated_by="bytes" if total_bytes > max_bytes else "lines",
+            total_lines=total_lines,
+            total_bytes=total_bytes,
+            output_lines=shown_lines,
+            output_bytes=shown_bytes,
+            last_line_partial=False,
+            first_line_exceeds_limit=False,
+            max_lines=max_lines,
+            max_bytes=max_bytes,
+        )
     path: str | None = None
     save_error: str | None = None
     try:
         path = _write_private(text, prefix)
     except OSError as exc:
         save_error = exc.strerror or type(exc).__name__
-
-    shown = truncation.content
-    shown_lines = truncation.output_lines
-    shown_bytes = truncation.output_bytes
-    partial = ""
-    if truncation.first_line_exceeds_limit:
-        shown = _clip_utf8(text, max_bytes)
-        shown_bytes = _utf8_len(shown)
-        first_line = _utf8_len(text.split("\n", 1)[0])
-        partial = (
-            f"Line 1 alone is {format_size(first_line)}, so only its first "
-            f"{format_size(shown_bytes)} are shown. "
-        )
-
-    omitted_lines = truncation.total_lines - shown_lines
-    omitted_bytes = truncation.total_bytes - shown_bytes
     notice = (
-        f"[Output truncated: showing {shown_lines} of {truncation.total_lines} lines "
-        f"({format_size(shown_bytes)} of {format_size(truncation.total_bytes)}). "
-        f"{omitted_lines} lines ({format_size(omitted_bytes)}) omitted. {partial}"
+        f"[Output truncated: showing {shown_lines} of {total_lines} lines "
+        f"({format_size(shown_bytes)} of {format_size(total_bytes)}). "
+        f"{total_lines - shown_lines} lines ({format_size(total_bytes - shown_bytes)}) omitted. "
+        f"{note}"
     )
     if path:
         notice += f"Full output saved to: {path}]"

@@ -231,7 +231,14 @@ class SearchResponse:
 
 @frozen(kw_only=True)
 class FetchRequest:
-    """URLs to fetch and which contents to return."""
+    """URLs to fetch and which contents to return.
+
+    ``text_max_characters`` is the least text the call needs from each page (``None``: all of
+    it). Return the whole page text when you have it: ``web_fetch`` shows it in windows and
+    caches it, so the model's next window costs nothing. A provider that can only return part
+    (an API with a length parameter) returns at least this much and sets
+    :attr:`FetchedPage.more_text`.
+    """
 
     urls: tuple[str, ...]
     text: bool = True
@@ -242,7 +249,11 @@ class FetchRequest:
 
 @frozen(kw_only=True)
 class FetchedPage:
-    """One URL's outcome: contents on success, ``error`` (one line) on failure."""
+    """One URL's outcome: contents on success, ``error`` (one line) on failure.
+
+    ``more_text``: the provider holds more of the page's text than ``text`` (asked again with a
+    larger ``text_max_characters``, it returns more).
+    """
 
     url: str
     ok: bool
@@ -258,6 +269,7 @@ class FetchedPage:
     status: int | None = None
     code: str | None = None
     notes: tuple[str, ...] = ()
+    more_text: bool = False
 
 
 @frozen(kw_only=True)

@@ -30,6 +30,7 @@ from pi_hostspec.schema import describe
 
 from . import secrets
 from .api import OptionValueError, ProviderConfig, ProviderType, option_key, options_fields
+from .cache import DEFAULT_TTL_SECONDS, CacheSettings
 from .errors import ConfigError
 
 __all__ = [
@@ -48,7 +49,7 @@ __all__ = [
 
 AGENT_DIR_ENV = "PI_CODING_AGENT_DIR"
 MAX_CONFIG_BYTES = 1024 * 1024
-_TOP_LEVEL_KEYS = ("defaultProvider", "providers")
+_TOP_LEVEL_KEYS = ("defaultProvider", "providers", "cache")
 _ENTRY_KEYS = ("name", "type", "apiKey", "options")
 
 
@@ -66,6 +67,7 @@ class Config:
     default_provider: str | None = None
     warnings: tuple[str, ...] = ()
     key_problems: tuple[str, ...] = ()
+    cache: CacheSettings = CacheSettings()
 
     def get(self, name: str) -> ProviderConfig | None:
         """The provider called *name*, or ``None``."""
@@ -219,6 +221,62 @@ def structure_options(
     return options_class(**values), errors, warnings
 
 
+# --- the cache settings -----------------------------------------------------------------------
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def parse_cache(raw: Any) -> tuple[CacheSettings, list[str]]:
+    """The ``cache`` value: ``false`` (off), ``true`` or an object ``{"enabled", "ttlSeconds":
+    {"web_search", "web_fetch", "summarize"}, "maxMegabytes"}``. A bad part is a warning and
+    keeps its default: a cache setting never makes the tools fail."""
+    if raw is None or raw is True:
+        return CacheSettings(), []
+    if raw is False:
+        return CacheSettings(enabled=False), []
+    if not isinstance(raw, dict):
+        return CacheSettings(), [
+            f"cache: expected true, false or an object, got {describe(raw, show=True)}; using the defaults"
+        ]
+    warnings = []
+    enabled = raw.get("enabled", True)
+    if not isinstance(enabled, bool):
+        warnings.append(
+            f"cache.enabled: expected true or false, got {describe(enabled, show=True)}; the cache stays on"
+        )
+        enabled = True
+    ttl = dict(DEFAULT_TTL_SECONDS)
+    given = raw.get("ttlSeconds", {})
+    if not isinstance(given, dict):
+        warnings.append(
+            f"cache.ttlSeconds: expected an object, got {describe(given, show=True)}; using the defaults"
+        )
+        given = {}
+    for tool, seconds in given.items():
+        if tool not in ttl:
+            warnings.append(
+                f"cache.ttlSeconds: unknown tool {tool!r} ignored (known: {', '.join(ttl)})"
+            )
+        elif not _is_number(seconds) or seconds < 0:
+            warnings.append(
+                f"cache.ttlSeconds.{tool}: expected seconds (0 or more), got {describe(seconds, show=True)}; using {ttl[tool]}"
+            )
+        else:
+            ttl[tool] = seconds
+    size = raw.get("maxMegabytes", CacheSettings().max_megabytes)
+    if not _is_number(size) or size <= 0:
+        warnings.append(
+            f"cache.maxMegabytes: expected a positive number, got {describe(size, show=True)}; using {CacheSettings().max_megabytes}"
+        )
+        size = CacheSettings().max_megabytes
+    unknown = [key for key in raw if key not in ("enabled", "ttlSeconds", "maxMegabytes")]
+    if unknown:
+        warnings.append(f"cache: unknown key(s) {', '.join(map(repr, unknown))} ignored")
+    return CacheSettings(enabled=enabled, ttl_seconds=ttl, max_megabytes=size), warnings
+
+
 # --- the file ---------------------------------------------------------------------------------
 
 
@@ -335,13 +393,15 @@ def parse_config(text: str, path: Path, types: Mapping[str, ProviderType]) -> Co
     if errors:
         listing = "\n".join(f"- {line}" for line in errors)
         raise _problem(path, f"{len(errors)} problem(s):\n{listing}")
+    cache, cache_warnings = parse_cache(raw.get("cache"))
     return Config(
         path=path,
         source="file",
         providers=tuple(providers),
         default_provider=default,
-        warnings=tuple(warnings),
+        warnings=tuple(warnings + cache_warnings),
         key_problems=tuple(key_problems),
+        cache=cache,
     )
 
 

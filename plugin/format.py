@@ -7,14 +7,23 @@ redacted before a tool truncates it, so the full-output temp file holds no key e
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 
-from pi_hostspec import strip_control
+from pi_hostspec import clip, strip_control
 
 from .api import FetchedPage, SearchHit, SearchResponse
 from .secrets import redact_secrets
 
-__all__ = ["format_fetch", "format_hit", "format_search", "page_heading"]
+__all__ = [
+    "continuation",
+    "format_hit",
+    "format_search",
+    "join_sections",
+    "page_heading",
+    "section",
+    "section_head",
+]
 
 
 def _one_line(text: str | None) -> str:
@@ -76,17 +85,24 @@ def format_search(
     return redact_secrets(text), number
 
 
+TITLE_WIDTH = 300
+ERROR_WIDTH = 500
+
+
 def page_heading(index: int, total: int, page: FetchedPage) -> str:
     """The first line of a page's section."""
     if not page.ok:
         return f"## [{index}/{total}] {_one_line(page.url)} (failed)"
-    return f"## [{index}/{total}] {_one_line(page.title) or _one_line(page.url)}"
+    title = clip(_one_line(page.title), TITLE_WIDTH) if page.title else ""
+    return f"## [{index}/{total}] {title or _one_line(page.url)}"
 
 
-def _section(index: int, total: int, page: FetchedPage) -> str:
+def section_head(index: int, total: int, page: FetchedPage) -> str:
+    """Everything of a page's section but its text: heading, URL, facts, notes, summary and
+    highlights (always shown whole, whatever the budget), or the failure."""
     lines = [page_heading(index, total, page), f"URL: {_one_line(page.url)}"]
     if not page.ok:
-        lines.append(f"Error: {_one_line(page.error) or 'unknown error'}")
+        lines.append(f"Error: {clip(_one_line(page.error), ERROR_WIDTH) or 'unknown error'}")
         return "\n".join(lines)
     if page.final_url and page.final_url != page.url:
         lines.append(f"Final URL: {_one_line(page.final_url)}")
@@ -94,27 +110,55 @@ def _section(index: int, total: int, page: FetchedPage) -> str:
     if page.published:
         facts.append(f"Published: {_date(_one_line(page.published))}")
     if page.author:
-        facts.append(f"Author: {_one_line(page.author)}")
+        facts.append(f"Author: {clip(_one_line(page.author), 120)}")
     if facts:
         lines.append(" · ".join(facts))
     for note in page.notes:
         lines.append(f"Note: {_one_line(note)}")
-    body: list[str] = []
+    blocks = []
     if page.summary:
-        body.append("Summary:\n" + strip_control(page.summary).strip())
+        blocks.append("Summary:\n" + strip_control(page.summary).strip())
     if page.highlights:
-        body.append("Highlights:\n" + "\n".join(f"- {_one_line(h)}" for h in page.highlights))
-    if page.text is not None:
-        text = strip_control(page.text).strip()
-        body.append(
-            ("Text:\n" if (page.summary or page.highlights) else "") + (text or "(no text content)")
+        blocks.append("Highlights:\n" + "\n".join(f"- {_one_line(h)}" for h in page.highlights))
+    if page.text is not None and blocks:
+        blocks.append("Text:")
+    return redact_secrets("\n".join(lines) + ("\n\n" + "\n\n".join(blocks) if blocks else ""))
+
+
+def continuation(url: str, start: int, end: int, page: FetchedPage, next_args: dict) -> str | None:
+    """The line after a window of the page's (cleaned) text: where it sits in the page, and the
+    exact call that reads on (``None`` when a whole page was shown from its start)."""
+    total = len(page.text or "")
+    more = "+" if page.more_text else ""
+    if start >= total and not page.more_text:
+        if total == 0:
+            return (
+                None if start == 0 else f"[Offset {start} is past the end: this page has no text.]"
+            )
+        return (
+            f"[Offset {start} is past the end of this page's text ({total} characters). "
+            f"Use an offset below {total}.]"
         )
-    return "\n".join(lines) + ("\n\n" + "\n\n".join(body) if body else "")
+    if end < total or page.more_text:
+        call = json.dumps({"urls": [url], **next_args, "offset": end}, ensure_ascii=False)
+        return f"[Showing characters {start}–{end} of {total}{more}. Next: web_fetch {call}]"
+    if start > 0:
+        return f"[Showing characters {start}–{end} of {total}: the end of the page.]"
+    return None
 
 
-def format_fetch(pages: Sequence[FetchedPage]) -> str:
-    """One clearly separated section per URL, in request order; failures as one-line errors."""
-    total = len(pages)
-    return redact_secrets(
-        "\n\n---\n\n".join(_section(i, total, page) for i, page in enumerate(pages, 1))
-    )
+def join_sections(parts: Sequence[str]) -> str:
+    """Page sections, clearly separated, in request order."""
+    return redact_secrets("\n\n---\n\n".join(parts))
+
+
+def section(head: str, text: str, tail: str | None, has_text: bool) -> str:
+    """One page's section from its head, the window of text shown and the continuation line."""
+    result = head
+    if has_text:  # right under a "Text:" label, else after a blank line
+        result += ("\n" if head.endswith("Text:") else "\n\n") + (
+            text.strip("\n") or "(no text content)"
+        )
+    if tail:
+        result += "\n\n" + tail
+    return result

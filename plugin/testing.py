@@ -46,12 +46,14 @@ _SAMPLES = {
 
 
 def reset() -> None:
-    """Forget the loaded config, open providers and loaded provider types (call it before and
-    after each test that changes the config file, the environment or the types)."""
-    from . import config, registry
+    """Forget the loaded config, open providers, loaded provider types and the open answer cache
+    (call it before and after each test that changes the config file, the environment, the
+    types or ``XDG_CACHE_HOME``)."""
+    from . import cache, config, registry
 
     config.clear_cache()
     registry.set_provider_types(None)
+    cache.close()
 
 
 @contextlib.contextmanager

@@ -31,7 +31,8 @@ _AMBIENT = (
 
 @pytest.fixture(autouse=True)
 def isolated(tmp_path, monkeypatch):
-    """Point the agent dir and temp files into tmp_path; clear keys, proxies and caches."""
+    """Point the agent dir, the answer cache and temp files into tmp_path; clear keys, proxies and
+    in-process state."""
     from pi_web_tools import testing
 
     agent = tmp_path / "agent"
@@ -39,6 +40,7 @@ def isolated(tmp_path, monkeypatch):
     monkeypatch.setenv("PI_CODING_AGENT_DIR", str(agent))
     for name in _AMBIENT:
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     temp = tmp_path / "tmp"
     temp.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(temp))

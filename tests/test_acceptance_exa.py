@@ -221,7 +221,8 @@ def test_web_fetch_accepts_one_or_multiple_urls_and_returns_text_by_default(host
             )
         ],
     )
-    result = host.call("web_fetch", {"urls": ["https://a.example/", "https://b.example/"]})
+    urls = ["https://a.example/", "https://b.example/"]
+    result = host.call("web_fetch", {"urls": urls, "fresh": True})  # a.example/ is cached
     assert result.details["fetched"] == 2 and result.text.index("Text a") < result.text.index(
         "Text b"
     )

@@ -79,7 +79,7 @@ def test_pi_web_fetch_with_exa(write_config):
         )
         assert exa.requests[-1]["json"] == {
             "urls": ["https://site.example/a", "https://site.example/missing"],
-            "text": {"maxCharacters": 12000},
+            "text": {"maxCharacters": 100000},
         }
         assert SECRET not in proc.stdout + proc.stderr
 

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from pi_web_tools.api import FetchedPage, SearchHit, SearchResponse
 from pi_web_tools.errors import ProviderError
-from pi_web_tools.format import format_fetch, format_hit, format_search
+from pi_web_tools.format import (
+    continuation,
+    format_hit,
+    format_search,
+    join_sections,
+    section,
+    section_head,
+)
 
 
 def test_hit_with_author_and_score():
@@ -43,8 +50,45 @@ def test_fetch_sections_in_order_with_failures():
             url="https://c/", ok=True, title="C", text="Body C", highlights=("h1",), summary="S"
         ),
     ]
-    assert format_fetch(pages) == (
+    parts = [
+        section(section_head(i, 3, page), page.text or "", None, page.text is not None)
+        for i, page in enumerate(pages, 1)
+    ]
+    assert join_sections(parts) == (
         "## [1/3] A\nURL: https://a/\nFinal URL: https://a/x\nNote: text cut\n\nBody A"
         "\n\n---\n\n## [2/3] https://b/ (failed)\nURL: https://b/\nError: CRAWL_NOT_FOUND (HTTP 404)"
         "\n\n---\n\n## [3/3] C\nURL: https://c/\n\nSummary:\nS\n\nHighlights:\n- h1\n\nText:\nBody C"
     )
+
+
+def test_continuation_names_the_exact_next_call():
+    """Text that remains gets a line with the position and the call that reads on."""
+    page = FetchedPage(url="https://a/", ok=True, text="x" * 100)
+    line = continuation("https://a/", 0, 40, page, {"provider": "exa"})
+    assert line == (
+        '[Showing characters 0–40 of 100. Next: web_fetch {"urls": ["https://a/"], '
+        '"provider": "exa", "offset": 40}]'
+    )
+    assert continuation("https://a/", 0, 100, page, {}) is None
+    assert continuation("https://a/", 60, 100, page, {}) == (
+        "[Showing characters 60–100 of 100: the end of the page.]"
+    )
+    assert continuation("https://a/", 500, 500, page, {}) == (
+        "[Offset 500 is past the end of this page's text (100 characters). Use an offset below 100.]"
+    )
+
+
+def test_continuation_says_when_the_provider_holds_more_text():
+    """A page whose provider has more than it returned is never shown as ended."""
+    page = FetchedPage(url="https://a/", ok=True, text="x" * 100, more_text=True)
+    assert continuation("https://a/", 0, 100, page, {}).startswith(
+        "[Showing characters 0–100 of 100+. Next: web_fetch"
+    )
+
+
+def test_huge_titles_and_errors_are_clipped_in_headings():
+    """A page title or an error message cannot fill the output on its own."""
+    page = FetchedPage(url="https://a/", ok=True, title="T" * 5000, text="")
+    assert len(section_head(1, 1, page).splitlines()[0]) < 320
+    failed = FetchedPage(url="https://a/", ok=False, error="E" * 5000)
+    assert len(section_head(1, 1, failed).splitlines()[-1]) < 520

@@ -29,6 +29,8 @@ LAYERS = {
     "pi_hostspec": 5,
     "pi_web_tools.version": 10,
     "pi_web_tools.defaults": 10,
+    "pi_web_tools.budget": 10,
+    "pi_web_tools.cache": 11,
     "pi_web_tools.errors": 10,
     "pi_web_tools.secrets": 10,
     "pi_web_tools.retry": 10,

@@ -7,6 +7,7 @@ import os
 import re
 import stat
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -217,7 +218,7 @@ def test_truncate_output_writes_full_text_privately():
     assert path.read_text(encoding="utf-8") == text
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
-    assert path.parent.name.startswith("pi-test-")
+    assert path.name.startswith("pi-test-")
     assert path.parent.parent == _temp_root()
 
 
@@ -287,29 +288,68 @@ def test_truncate_output_first_line_emoji_head_is_not_split():
     assert head == "😀"
 
 
-def test_truncate_output_uses_a_fresh_directory_each_time():
-    """Each spill goes into a brand-new private directory under the temp dir, never a reused path."""
+def test_truncate_output_writes_a_new_file_each_time_in_one_private_directory():
+    """Each spill is a brand-new file (never a reused path) in the user's private spill directory."""
     root = _temp_root()
-    before = set(root.iterdir())
     first = Path(truncate_output(_lines(10), max_lines=2).full_output_path)
     second = Path(truncate_output(_lines(10), max_lines=2).full_output_path)
-    assert first.parent != second.parent
-    for path in (first, second):
-        assert path.parent.parent == root
-        assert path.parent not in before
-        assert not path.is_symlink()
-        assert not path.parent.is_symlink()
-        assert sorted(p.name for p in path.parent.iterdir()) == [path.name]
+    assert first != second and first.parent == second.parent
+    assert first.parent.parent == root and first.parent.name == f"pi-tool-output-{os.getuid()}"
+    assert stat.S_IMODE(first.parent.stat().st_mode) == 0o700
+    assert not first.parent.is_symlink() and not first.is_symlink()
 
 
-def test_truncate_output_never_follows_a_planted_symlink(monkeypatch, tmp_path):
-    """Even if the spill path already is a symlink, the target is never written through it."""
-    planted = tmp_path / "planted"
-    planted.mkdir()
+def test_spill_files_older_than_a_day_or_over_the_size_cap_are_pruned(monkeypatch):
+    """Writing a spill deletes files past the age limit, then the oldest past the total size cap."""
+    from pi_hostspec import truncate
+
+    monkeypatch.setattr(truncate, "SPILL_MAX_TOTAL_BYTES", 2500)
+    old = Path(truncate_output(_lines(10), max_lines=2).full_output_path)
+    os.utime(old, (time.time() - 2 * 86400,) * 2)
+    kept = [Path(truncate_output("x" * 1000 + "\n" + _lines(5), max_lines=2).full_output_path)]
+    assert not old.exists()
+    for _ in range(3):
+        time.sleep(0.01)
+        kept.append(
+            Path(truncate_output("y" * 1000 + "\n" + _lines(5), max_lines=2).full_output_path)
+        )
+    left = sorted(p for p in kept[0].parent.iterdir())
+    assert kept[-1] in left  # the newest is always kept
+    assert sum(p.stat().st_size for p in left if p != kept[-1]) <= 2500
+    assert kept[0] not in left  # the oldest went first
+
+
+def test_a_planted_spill_directory_link_is_never_followed(tmp_path):
+    """A symlink planted at the spill directory's path is not used: a fresh private directory is."""
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (_temp_root() / f"pi-tool-output-{os.getuid()}").symlink_to(victim)
+    out = truncate_output(_lines(10), max_lines=2)
+    assert list(victim.iterdir()) == []
+    path = Path(out.full_output_path)
+    assert path.parent.name.startswith("pi-tool-output-") and not path.parent.is_symlink()
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+
+
+def test_a_spill_directory_open_to_others_is_never_used():
+    """A directory at the spill path that others can write (or that is not ours) is skipped."""
+    shared = _temp_root() / f"pi-tool-output-{os.getuid()}"
+    shared.mkdir(mode=0o777)
+    shared.chmod(0o777)
+    out = truncate_output(_lines(10), max_lines=2)
+    assert Path(out.full_output_path).parent != shared
+
+
+def test_truncate_output_never_follows_a_planted_file_link(monkeypatch, tmp_path):
+    """Even if the spill file's path already is a symlink, the target is never written through it."""
+    import secrets as secrets_module
+
     victim = tmp_path / "victim.txt"
     victim.write_text("original", encoding="utf-8")
-    (planted / "output.txt").symlink_to(victim)
-    monkeypatch.setattr(tempfile, "mkdtemp", lambda *a, **k: str(planted))
+    directory = _temp_root() / f"pi-tool-output-{os.getuid()}"
+    directory.mkdir(mode=0o700)
+    (directory / "pi-tool-0123456789abcdef.txt").symlink_to(victim)
+    monkeypatch.setattr(secrets_module, "token_hex", lambda n: "0123456789abcdef")
     out = truncate_output("secret data\n" * 10, max_lines=2)
     assert victim.read_text(encoding="utf-8") == "original"
     assert out.full_output_path is None

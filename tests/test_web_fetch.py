@@ -109,11 +109,15 @@ def test_all_modes_false_is_an_error(host, pages):
 
 
 def test_text_max_characters_cuts_each_page(host, pages):
-    """text_max_characters cuts the page text and says so."""
+    """text_max_characters sets the window shown; the continuation line gives the next call."""
     result = host.call(
         "web_fetch", {"urls": [pages.url_for("/article")], "text_max_characters": 50}
     )
-    assert "Note: text cut at 50 characters" in result.text
+    url = pages.url_for("/article")
+    assert result.text.rstrip().endswith(
+        f'Next: web_fetch {{"urls": ["{url}"], "text_max_characters": 50, "offset": 50}}]'
+    )
+    assert "[Showing characters 0–50 of " in result.text
 
 
 def test_exa_fetch_modes_and_partial_failure(host, exa):
@@ -124,7 +128,7 @@ def test_exa_fetch_modes_and_partial_failure(host, exa):
             matchers.json_params_matcher(
                 {
                     "urls": ["https://arxiv.org/abs/2307.06435", "https://example.com/missing"],
-                    "text": {"maxCharacters": 500},
+                    "text": {"maxCharacters": 100000},
                     "highlights": True,
                     "summary": True,
                 }

@@ -21,7 +21,6 @@ from pi_hostspec.truncate import format_size
 
 from .. import retry as retry_module
 from ..api import (
-    DEFAULT_TEXT_MAX_CHARACTERS,
     CommonOptions,
     FetchedPage,
     FetchRequest,
@@ -310,10 +309,6 @@ class DirectProvider:
         if kind == "html":
             title, text, extra = extract_html(text, final_url)
             notes += extra
-        limit = request.text_max_characters or DEFAULT_TEXT_MAX_CHARACTERS
-        if len(text) > limit:
-            text = text[:limit]
-            notes.append(f"text cut at {limit} characters; pass text_max_characters for more")
         return FetchedPage(url=url, ok=True, title=title, text=text, notes=tuple(notes), **facts)
 
 

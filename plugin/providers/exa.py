@@ -9,7 +9,6 @@ from urllib.parse import urlsplit
 from attrs import frozen
 
 from ..api import (
-    DEFAULT_TEXT_MAX_CHARACTERS,
     ApiOptions,
     FetchedPage,
     FetchRequest,
@@ -31,6 +30,9 @@ DEFAULT_BASE = "https://api.exa.ai"
 DEFAULT_TIMEOUT = 30.0
 DEFAULT_LIMIT = 5
 SNIPPET_MAX = 300
+#: Page text asked of /contents by default, and the most Exa accepts.
+TEXT_CHARACTERS = 100_000
+MAX_TEXT_CHARACTERS = 1_000_000
 
 
 @frozen(kw_only=True)
@@ -157,12 +159,18 @@ class ExaProvider:
         return SearchResponse(hits=tuple(hits[:limit]))
 
     def fetch(self, request: FetchRequest, ctx: Any) -> FetchResponse:
-        """Fetch contents for every URL; per-URL failures come from Exa's ``statuses``."""
+        """Fetch contents for every URL; per-URL failures come from Exa's ``statuses``.
+
+        Exa is asked for at least what the call needs and at least ``defaultFetchTextMaxCharacters``
+        (default 100,000) so that later windows of a page come from the cache.
+        """
         want_text = request.text or not (request.highlights or request.summary)
-        max_chars = (
-            request.text_max_characters
-            or self.options.default_fetch_text_max_characters
-            or DEFAULT_TEXT_MAX_CHARACTERS
+        max_chars = min(
+            MAX_TEXT_CHARACTERS,
+            max(
+                request.text_max_characters or 0,
+                self.options.default_fetch_text_max_characters or TEXT_CHARACTERS,
+            ),
         )
         body: dict = {"urls": list(request.urls)}
         if want_text:
@@ -213,15 +221,13 @@ class ExaProvider:
     ) -> FetchedPage:
         notes = []
         text = None
+        more_text = False
         if want_text:
             text = item.get("text") if isinstance(item.get("text"), str) else None
             if text is None:
                 notes.append("Exa returned no text for this URL")
-            elif len(text) > max_chars:
-                text = text[:max_chars]
-                notes.append(
-                    f"text cut at {max_chars} characters; pass text_max_characters for more"
-                )
+            else:
+                more_text = len(text) >= max_chars
         highlights = _strings(item.get("highlights")) if request.highlights else ()
         summary = _text(item.get("summary")) if request.summary else None
         final_url = _text(item.get("url"))
@@ -236,6 +242,7 @@ class ExaProvider:
             published=_text(item.get("publishedDate")),
             author=_text(item.get("author")),
             notes=tuple(notes),
+            more_text=more_text,
         )
 
     def _failure(self, url: str, status: dict) -> FetchedPage:

@@ -11,6 +11,7 @@ import attrs
 from pi_hostspec.types import Tool, ToolContext, ToolError, ToolResult
 
 __all__ = [
+    "FRESH_PARAMETER",
     "PROVIDER_PARAMETER",
     "able_types",
     "check_url",
@@ -21,6 +22,12 @@ __all__ = [
     "run_all",
     "web_tool",
 ]
+
+#: The ``fresh`` argument every tool takes.
+FRESH_PARAMETER = {
+    "type": "boolean",
+    "description": "Skip the cache and ask the provider again (the new answer is cached).",
+}
 
 #: The ``provider`` argument every tool takes.
 PROVIDER_PARAMETER = {

@@ -52,31 +52,32 @@ def test_summary_over_50kb_is_saved_privately(server, tools, write_config):
     assert SECRET not in path.read_text(encoding="utf-8")
 
 
-def test_a_planted_link_is_never_followed(server, tools, write_config, monkeypatch, tmp_path):
-    """A symlink planted where the spill directory would go is skipped; nothing is written through it."""
+def test_a_planted_link_is_never_followed(server, tools, write_config, tmp_path):
+    """A symlink planted where the spill directory goes is skipped; nothing is written through it."""
     victim = tmp_path / "victim"
     victim.mkdir()
-    names = iter(["planted", "fresh"])
-    monkeypatch.setattr(tempfile, "_get_candidate_names", lambda: names)
-    planted = Path(tempfile.gettempdir(), "pi-web-fetch-planted")
+    planted = Path(tempfile.gettempdir(), f"pi-tool-output-{os.getuid()}")
     planted.symlink_to(victim)
     outcome = big_fetch(server, tools, write_config)
     assert not outcome.result.is_error
     assert list(victim.iterdir()) == []
     path = Path(outcome.result.details["fullOutputPath"])
-    assert path.parent.name == "pi-web-fetch-fresh" and not path.parent.is_symlink()
+    assert path.parent.name.startswith("pi-tool-output-") and path.parent != planted
+    assert not path.parent.is_symlink()
 
 
 def test_a_planted_output_file_link_is_never_followed(
     server, tools, write_config, monkeypatch, tmp_path
 ):
-    """Even inside the spill directory, a pre-existing output.txt link is refused, not written through."""
+    """Even inside the spill directory, a pre-existing file link is refused, not written through."""
+    import secrets as secrets_module
+
     victim = tmp_path / "victim.txt"
     victim.write_text("untouched")
-    trap = Path(tempfile.gettempdir(), "trap")
+    trap = Path(tempfile.gettempdir(), f"pi-tool-output-{os.getuid()}")
     trap.mkdir(mode=0o700)
-    (trap / "output.txt").symlink_to(victim)
-    monkeypatch.setattr(tempfile, "mkdtemp", lambda prefix="", **kw: str(trap))
+    (trap / "pi-web-fetch-feedfacefeedface.txt").symlink_to(victim)
+    monkeypatch.setattr(secrets_module, "token_hex", lambda n: "feedfacefeedface")
     outcome = big_fetch(server, tools, write_config)
     assert not outcome.result.is_error
     assert victim.read_text() == "untouched"
@@ -136,7 +137,8 @@ def test_full_disk_still_gives_the_truncated_output_and_leaves_nothing(
     monkeypatch.setattr(os, "fdopen", real_fdopen)
     assert not outcome.result.is_error
     assert "Full output could not be saved: No space left on device]" in outcome.text
-    assert list(Path(tempfile.gettempdir()).iterdir()) == []
+    left = [p for p in Path(tempfile.gettempdir()).rglob("*") if p.is_file()]
+    assert left == []  # no half file (the private spill directory itself may stay)
 
 
 def test_renderings_mention_truncation_without_a_path_when_not_saved(

@@ -285,17 +285,14 @@ def test_oversized_body_is_kept_with_note(server):
     assert "Stopped reading after 1000B (maxBytes)" in page.notes
 
 
-def test_text_max_characters_cuts_with_note(server):
-    """Text longer than text_max_characters is cut and the note says how to get more."""
+def test_the_whole_page_text_is_returned_whatever_the_window(server):
+    """The fetcher returns all the text it read (the tool shows it in windows and caches it)."""
     server.expect_request("/long").respond_with_data("y" * 20000, content_type="text/plain")
     provider = DirectProvider("direct", DirectOptions(allow_private_network=True))
-    (page,) = provider.fetch(FetchRequest(urls=(server.url_for("/long"),)), ctx=None).pages
-    assert len(page.text) == 12000
-    assert "text cut at 12000 characters; pass text_max_characters for more" in page.notes
     (page,) = provider.fetch(
         FetchRequest(urls=(server.url_for("/long"),), text_max_characters=50), ctx=None
     ).pages
-    assert len(page.text) == 50
+    assert len(page.text) == 20000 and page.more_text is False and page.notes == ()
 
 
 def test_http_404_is_a_failure(server):

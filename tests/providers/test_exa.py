@@ -244,7 +244,7 @@ def test_fetch_partial_failure_maps_results_and_statuses(mock):
     """A /contents 200 with one success and one CRAWL_NOT_FOUND gives one page and one failure, in order."""
     body = {
         "urls": ["https://example.com/missing", "https://arxiv.org/abs/2307.06435"],
-        "text": {"maxCharacters": 12000},
+        "text": {"maxCharacters": 100000},
     }
     expect(mock, "/contents", body, json=PARTIAL_CONTENTS)
     request = FetchRequest(urls=("https://example.com/missing", "https://arxiv.org/abs/2307.06435"))
@@ -263,10 +263,10 @@ def test_fetch_partial_failure_maps_results_and_statuses(mock):
 
 
 def test_fetch_sends_modes_and_text_cap(mock):
-    """Highlights, summary and text_max_characters become top-level /contents fields."""
+    """Highlights and summary are top-level /contents fields; text asks for at least 100,000 characters."""
     body = {
         "urls": ["https://a.example/"],
-        "text": {"maxCharacters": 500},
+        "text": {"maxCharacters": 100000},
         "highlights": True,
         "summary": True,
     }
@@ -323,7 +323,7 @@ def test_fetch_matches_results_by_url_with_trailing_slash(mock):
     expect(
         mock,
         "/contents",
-        {"urls": ["https://example.com"], "text": {"maxCharacters": 12000}},
+        {"urls": ["https://example.com"], "text": {"maxCharacters": 100000}},
         json={
             "results": [
                 {"id": "https://example.com/", "url": "https://www.example.com/", "text": "hi"}
@@ -345,7 +345,7 @@ def test_fetch_all_failed(mock):
     expect(
         mock,
         "/contents",
-        {"urls": list(urls), "text": {"maxCharacters": 12000}},
+        {"urls": list(urls), "text": {"maxCharacters": 100000}},
         json=ALL_FAILED_CONTENTS,
     )
     pages = make_provider().fetch(FetchRequest(urls=urls), ctx=None).pages
@@ -363,7 +363,7 @@ def test_fetch_url_missing_from_results_and_statuses(mock):
     expect(
         mock,
         "/contents",
-        {"urls": ["https://a.example/", "https://b.example/"], "text": {"maxCharacters": 12000}},
+        {"urls": ["https://a.example/", "https://b.example/"], "text": {"maxCharacters": 100000}},
         json={
             "results": [{"id": "https://a.example/", "url": "https://a.example/", "text": "a"}],
             "statuses": [{"id": "https://a.example/", "status": "success"}],
@@ -383,7 +383,7 @@ def test_fetch_results_not_a_list_is_a_shape_error(mock):
     expect(
         mock,
         "/contents",
-        {"urls": ["https://a.example/"], "text": {"maxCharacters": 12000}},
+        {"urls": ["https://a.example/"], "text": {"maxCharacters": 100000}},
         json={"results": "nope"},
     )
     with pytest.raises(ProviderError, match="unexpected response shape"):
@@ -415,7 +415,7 @@ def test_402_without_request_id(mock):
     expect(
         mock,
         "/contents",
-        {"urls": ["https://a.example/"], "text": {"maxCharacters": 12000}},
+        {"urls": ["https://a.example/"], "text": {"maxCharacters": 100000}},
         status=402,
         json={
             "error": "You have exceeded your credits limit. Please top up to keep using Exa at dashboard.exa.ai",
