@@ -48,3 +48,20 @@ def test_fetch_sections_in_order_with_failures():
         "\n\n---\n\n## [2/3] https://b/ (failed)\nURL: https://b/\nError: CRAWL_NOT_FOUND (HTTP 404)"
         "\n\n---\n\n## [3/3] C\nURL: https://c/\n\nSummary:\nS\n\nHighlights:\n- h1\n\nText:\nBody C"
     )
+
+
+def test_notices_follow_their_querys_results():
+    """An API's notices for the model follow that query's hits (or its no-results line)."""
+    hit = SearchHit(title="A", url="https://a.example/")
+    text, total = format_search(
+        ["q1", "q2"],
+        [
+            SearchResponse(hits=(hit,), notices=("Searched for q one instead.",), warnings=("w",)),
+            SearchResponse(notices=("No backend answered.",)),
+        ],
+    )
+    assert text == (
+        'Query: "q1"\n1. A\n   https://a.example/\n\nNote: Searched for q one instead.\n\n'
+        'Query: "q2"\nNo results found for "q2".\n\nNote: No backend answered.'
+    )
+    assert total == 1
