@@ -272,3 +272,18 @@ def test_ddgs_is_never_chosen_without_an_entry(write_config):
         resolve_provider("search")
     with pytest.raises(ConfigError, match="Unknown provider 'ddgs' requested"):
         resolve_provider("search", "ddgs")
+
+
+def test_loading_the_provider_types_does_not_import_ddgs():
+    """The ddgs library loads on the first keyless query, not when types are collected."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from pi_web_tools.registry import provider_types\n"
+        "assert 'ddgs' in provider_types()\n"
+        "print([m for m in ('ddgs', 'primp') if m in sys.modules])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
