@@ -1,15 +1,16 @@
-"""Keyless web search through the ``ddgs`` library (DuckDuckGo, Bing, Brave, Mojeek, ... as
-public web pages), for a user who adds ``{"name": "free", "type": "ddgs"}`` to the config.
+"""Keyless web search through the ``ddgs`` library (DuckDuckGo, Brave, Startpage, Mojeek, ...
+as public web pages), for a user who adds ``{"name": "free", "type": "ddgs"}`` to the config.
 
 Opt-in only: the search engines behind it rate-limit and block automated queries, so it is
 never chosen without an entry. The library is imported on the first query (``pip install
 'pi-web-tools[keyless]'``); each query runs in a helper thread that the call's timeout and
-cancellation bound.
+cancellation bound, at most two at a time.
 """
 
 from __future__ import annotations
 
 import math
+import threading
 import time
 from typing import Any
 
@@ -42,6 +43,8 @@ KEYED_HINT = (
     "Keyless search is rate-limited by the search engines it reads; for reliable search "
     "configure a provider with an API key (brave, tavily, exa or kagi) in web-search.json."
 )
+#: Queries of one call run at once; the engines block bursts, so at most this many at a time.
+MAX_CONCURRENT = 2
 _BLOCKED_WORDS = ("ratelimit", "rate limit", "429", "202", "captcha", "anomaly", "blocked")
 
 
@@ -97,6 +100,7 @@ class DdgsProvider:
         self.backends = tuple(options.backends or ())
         self.timeout = options.timeout_seconds or DEFAULT_TIMEOUT
         self.label = f"ddgs ({name})" if name != PROVIDER else PROVIDER
+        self._slots = threading.BoundedSemaphore(MAX_CONCURRENT)
 
     def close(self) -> None:
         """Nothing to release (the library opens a client per query)."""
@@ -135,7 +139,10 @@ class DdgsProvider:
             seconds = max(1, math.ceil(remaining))
 
             def work(backend: str = backend, seconds: int = seconds) -> Any:
-                return library(timeout=seconds).text(query, backend=backend, **kwargs)
+                with self._slots:  # waiting here counts against the call's deadline
+                    if (cancel is not None and cancel.is_set()) or time.monotonic() > deadline:
+                        return []  # the caller has given up: do not query for nobody
+                    return library(timeout=seconds).text(query, backend=backend, **kwargs)
 
             try:
                 results = run_interruptible(work, cancel=cancel, deadline=deadline)

@@ -212,3 +212,29 @@ def test_without_the_library_the_error_says_what_to_install(monkeypatch):
         match=r"the ddgs library is not installed; run: pip install 'pi-web-tools\[keyless\]'",
     ):
         make_provider().search(SearchRequest(query="q"), None)
+
+
+def test_at_most_two_queries_reach_the_engines_at_once(script):
+    """The engines block bursts: concurrent queries of one provider run two at a time."""
+    lock, running, peak = threading.Lock(), [0], [0]
+
+    def answer():
+        with lock:
+            running[0] += 1
+            peak[0] = max(peak[0], running[0])
+        time.sleep(0.05)
+        with lock:
+            running[0] -= 1
+        return RESULTS
+
+    script(yahoo=answer)
+    provider = make_provider(backends=["yahoo"])
+    threads = [
+        threading.Thread(target=provider.search, args=(SearchRequest(query=f"q{i}"), None))
+        for i in range(5)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(5)
+    assert peak[0] == 2
