@@ -43,6 +43,7 @@ _HOME = {
     "ConfigError": "errors",
     "ProviderError": "errors",
     "HttpClient": "http",
+    "run_interruptible": "http",
     "RetryPolicy": "retry",
 }
 

@@ -360,6 +360,9 @@ class ProviderType:
     :param summary_engines: the ``engine`` values it accepts (``None``: it takes no engine).
     :param default_search_limit: results per query when the call and options give none.
     :param key_url: where a user gets a key, for messages and ``pi-web config``.
+    :param setup_hint: for a type that is never chosen on its own (an opt-in keyless one), one
+        sentence saying how to turn it on; the "nothing configured" message and ``pi-web config``
+        quote it.
     """
 
     name: str = field(validator=attrs.validators.matches_re(r"^[a-z][a-z0-9_-]{0,39}$"))
@@ -379,6 +382,7 @@ class ProviderType:
     summary_engines: tuple[str, ...] | None = None
     default_search_limit: int | None = None
     key_url: str | None = None
+    setup_hint: str | None = None
     plugin_name: str | None = None
 
     def __attrs_post_init__(self) -> None:

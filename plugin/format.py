@@ -58,7 +58,8 @@ def format_search(
     """One numbered list across all queries (query order, then rank); returns (text, total).
 
     With several queries a ``Query: ...`` line heads each group; a failed query shows its
-    error in place; related searches follow the list, one line per query.
+    error in place; the API's notices for the model follow a query's results as ``Note:``
+    lines; related searches follow the list, one line per query.
     """
     blocks: list[str] = []
     related_lines: list[str] = []
@@ -77,6 +78,10 @@ def format_search(
             related = "; ".join(r for r in (_one_line(x) for x in outcome.related) if r)
             if related:
                 related_lines.append(f'Related searches for "{_one_line(query)}": {related}')
+        if not isinstance(outcome, BaseException):
+            notes = [n for n in (_one_line(x) for x in outcome.notices) if n]
+            if notes:
+                items.append("\n".join(f"Note: {note}" for note in notes))
         block = "\n\n".join(items)
         blocks.append(f'Query: "{_one_line(query)}"\n{block}' if several else block)
     text = "\n\n".join(blocks)

@@ -306,6 +306,8 @@ class HttpClient:
     :param timeout: seconds for one call, retries included, unless the call says otherwise.
     :param error_text: turns a parsed JSON error body into the API's own message, or a
         ``(message, code)`` pair, or ``None``.
+    :param error_headers: turns an error response's status and headers (a case-insensitive
+        mapping) into words added to the message (a rate limit's quotas), or ``None``.
     :param retry: the :class:`~pi_web_tools.retry.RetryPolicy` (default: 2 retries of
         429/502/503/504 and broken connections).
     """
@@ -319,6 +321,7 @@ class HttpClient:
         secrets: Iterable[str | None] = (),
         timeout: float = DEFAULT_TIMEOUT,
         error_text: Callable[[Any], Any] | None = None,
+        error_headers: Callable[[int, Any], str | None] | None = None,
         max_body_bytes: int = MAX_API_BODY,
         retry: RetryPolicy | None = None,
     ):
@@ -327,6 +330,7 @@ class HttpClient:
         self.timeout = timeout
         self.secrets = tuple(s for s in secrets if s)
         self.error_text = error_text
+        self.error_headers = error_headers
         self.max_body_bytes = max_body_bytes
         self.retry = retry  # None: retry.DEFAULT_RETRY, read at call time
         self._headers = dict(headers or {})
@@ -497,6 +501,13 @@ class HttpClient:
         message = f"HTTP {status} {reason}".rstrip()
         if api_message:
             message += f": {api_message}"
+        if self.error_headers is not None:
+            try:
+                note = self.error_headers(status, response.headers)
+            except Exception:  # noqa: BLE001 - a parser bug must not hide the status
+                note = None
+            if note:
+                message += f" ({note})"
         if status == 429:
             hinted = parse_retry_after(response.headers.get("Retry-After"))
             message += (

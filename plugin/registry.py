@@ -194,15 +194,27 @@ def _missing_key(capability: str, config: Config, types: dict[str, ProviderType]
     type whose key variable would configure one, else a generic one."""
     for provider_type in types.values():
         if provider_type.env_key_implies_provider and provider_type.can(capability):
-            return _env_key_error(provider_type, capability, config)
-    return ConfigError(f"No configured provider can {capability}. Add one to {config.path}.")
+            return _env_key_error(provider_type, capability, config, types)
+    return ConfigError(
+        f"No configured provider can {capability}. Add one to {config.path}."
+        + _setup_hints(capability, types)
+    )
 
 
-def _env_key_error(provider_type: ProviderType, capability: str, config: Config) -> ConfigError:
+def _setup_hints(capability: str, types: dict[str, ProviderType]) -> str:
+    """The setup hints of opt-in types that could serve *capability*, one per line."""
+    hints = [t.setup_hint for t in types.values() if t.setup_hint and t.can(capability)]
+    return "".join(f"\n{hint}" for hint in hints)
+
+
+def _env_key_error(
+    provider_type: ProviderType, capability: str, config: Config, types: dict[str, ProviderType]
+) -> ConfigError:
     return ConfigError(
         f"{provider_type.api_key_env} environment variable is not set. Set it to your "
         f"{provider_type.display_name} API key to use {_TOOL_WORDS[capability]}. Or configure "
         f"a provider in {config.path}, for example:\n{example_config(provider_type.name)}"
+        + _setup_hints(capability, types)
     )
 
 
@@ -251,7 +263,7 @@ def resolve_provider(
     provider_type = types[chosen.type]
     if chosen.api_key is None and provider_type.needs_api_key:
         if provider_type.env_key_implies_provider:
-            raise _env_key_error(provider_type, capability, config)
+            raise _env_key_error(provider_type, capability, config, types)
         env = provider_type.api_key_env
         hint = f" or set {env}" if env else ""
         raise ConfigError(

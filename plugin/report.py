@@ -30,8 +30,12 @@ def config_report() -> tuple[str, bool]:
         return "\n".join(lines), False
     implied = [t for t in types.values() if t.env_key_implies_provider]
     if config.source == "none":
-        variables = " or ".join(t.api_key_env for t in implied) or "no key variable"
-        lines.append(f"Status: no config file and {variables} is not set.")
+        variables = [t.api_key_env for t in implied]
+        if len(variables) == 1:
+            lines.append(f"Status: no config file and {variables[0]} is not set.")
+        else:
+            listed = ", ".join(variables) or "no key variable"
+            lines.append(f"Status: no config file and none of {listed} is set.")
         fallbacks = [t for t in types.values() if t.fallback_for]
         for kind in fallbacks:
             tools = ", ".join(
@@ -42,6 +46,7 @@ def config_report() -> tuple[str, bool]:
             )
         first = implied[0].name if implied else next(iter(types), "kagi")
         lines.append(f"Create {path} like this:\n{example_config(first)}")
+        lines += [kind.setup_hint for kind in types.values() if kind.setup_hint]
         return "\n".join(lines), True
     if config.source == "env":
         origins = ", ".join(p.origin.removeprefix("env ") for p in config.providers)

@@ -14,6 +14,8 @@ SECRET = "sk-SENTINEL-4f1c9d2e7b"  # a key that must never appear in any output
 _AMBIENT = (
     "KAGI_API_KEY",
     "EXA_API_KEY",
+    "BRAVE_API_KEY",
+    "TAVILY_API_KEY",
     "NO_COLOR",
     "PI_DISABLE_PLUGINS",
     "HTTP_PROXY",

@@ -1,4 +1,4 @@
-"""Loopback fakes of the Kagi and Exa APIs for end-to-end tests (stdlib http.server in a thread)."""
+"""Loopback fakes of the Kagi, Exa, Brave and Tavily APIs for end-to-end tests (stdlib http.server in a thread)."""
 
 from __future__ import annotations
 
@@ -219,5 +219,114 @@ class FakeExa(LoopbackServer):
                     self._send(200, {"requestId": "r3", "results": results, "statuses": statuses})
                 else:
                     self._send(404, {"requestId": "r4", "error": "Not found", "tag": "NOT_FOUND"})
+
+        self._start_server(Handler)
+
+
+class FakeBrave(LoopbackServer):
+    """A small, faithful Brave Search API: GET /res/v1/web/search with X-Subscription-Token."""
+
+    path = "/res/v1"
+
+    def __init__(self, key: str):
+        self.key = key
+        self.requests: list[dict] = []
+        fake = self
+
+        class Handler(JsonHandler):
+            def do_GET(self):
+                parts = urlsplit(self.path)
+                query = {k: v[0] for k, v in parse_qs(parts.query).items()}
+                fake.requests.append({"path": parts.path, "query": query})
+                if self.headers.get("X-Subscription-Token") != fake.key:
+                    self._send(
+                        401,
+                        {
+                            "type": "ErrorResponse",
+                            "error": {
+                                "id": "e1",
+                                "status": 401,
+                                "code": "SUBSCRIPTION_TOKEN_INVALID",
+                                "detail": "The provided subscription token is invalid.",
+                                "meta": {"component": "authentication"},
+                            },
+                            "time": 1764000000,
+                        },
+                    )
+                    return
+                if parts.path != "/res/v1/web/search":
+                    self._send(404, {"type": "ErrorResponse", "error": {"detail": "Not found"}})
+                    return
+                q = query.get("q", "")
+                results = [
+                    {
+                        "title": f"<strong>{q}</strong> — result {i}",
+                        "url": f"https://brave.example/{i}",
+                        "description": f"About <strong>{q}</strong> &amp; more ({i})",
+                        "page_age": "2026-02-01T09:30:00",
+                        "extra_snippets": [f"Extra {i}"],
+                        "type": "search_result",
+                    }
+                    for i in range(1, min(int(query.get("count", 20)), 3) + 1)
+                ]
+                self._send(
+                    200,
+                    {"type": "search", "query": {"original": q}, "web": {"results": results}},
+                )
+
+        self._start_server(Handler)
+
+
+class FakeTavily(LoopbackServer):
+    """A small, faithful Tavily: POST /search and /extract with a Bearer key checked."""
+
+    def __init__(self, key: str):
+        self.key = key
+        self.requests: list[dict] = []
+        fake = self
+
+        class Handler(JsonHandler):
+            def do_POST(self):
+                length = int(self.headers.get("Content-Length") or 0)
+                body = json.loads(self.rfile.read(length) or b"{}")
+                fake.requests.append({"path": self.path, "json": body})
+                if self.headers.get("Authorization") != f"Bearer {fake.key}":
+                    self._send(
+                        401, {"detail": {"error": "Unauthorized: missing or invalid API key."}}
+                    )
+                    return
+                if self.path == "/search":
+                    results = [
+                        {
+                            "title": f"{body['query']} {i}",
+                            "url": f"https://tavily.example/{i}",
+                            "content": f"Content about {body['query']} ({i})",
+                            "score": round(0.9 - i / 10, 2),
+                            "raw_content": None,
+                        }
+                        for i in range(1, body.get("max_results", 5) + 1)
+                    ]
+                    self._send(
+                        200,
+                        {
+                            "query": body["query"],
+                            "answer": None,
+                            "images": [],
+                            "results": results,
+                            "response_time": 0.5,
+                        },
+                    )
+                elif self.path == "/extract":
+                    results, failed = [], []
+                    for url in body.get("urls", []):
+                        if "missing" in url:
+                            failed.append({"url": url, "error": "Failed to fetch url"})
+                        else:
+                            results.append({"url": url, "raw_content": f"# Page\n\nText of {url}"})
+                    self._send(
+                        200, {"results": results, "failed_results": failed, "response_time": 0.1}
+                    )
+                else:
+                    self._send(404, {"detail": "Not Found"})
 
         self._start_server(Handler)

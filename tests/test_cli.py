@@ -85,6 +85,18 @@ def test_config_without_file_prints_the_path(capsys, agent_dir):
     assert str(agent_dir / "web-search.json") in out
 
 
+def test_config_without_file_names_every_key_variable_and_the_keyless_option(capsys):
+    """With nothing configured, `pi-web config` lists each key variable and the ddgs opt-in."""
+    assert main(["config"]) == 0
+    out = capsys.readouterr().out
+    assert (
+        "Status: no config file and none of KAGI_API_KEY, BRAVE_API_KEY, TAVILY_API_KEY is set."
+        in out
+    )
+    assert 'add {"name": "free", "type": "ddgs"} to "providers"' in out
+    assert "brave (search); tavily (fetch, search); ddgs (search)" in out
+
+
 def test_config_never_prints_the_key(capsys, write_config):
     """`pi-web config` with a key in the file never prints the whole key."""
     write_config(

@@ -92,3 +92,20 @@ def test_huge_titles_and_errors_are_clipped_in_headings():
     assert len(section_head(1, 1, page).splitlines()[0]) < 320
     failed = FetchedPage(url="https://a/", ok=False, error="E" * 5000)
     assert len(section_head(1, 1, failed).splitlines()[-1]) < 520
+
+
+def test_notices_follow_their_querys_results():
+    """An API's notices for the model follow that query's hits (or its no-results line)."""
+    hit = SearchHit(title="A", url="https://a.example/")
+    text, total = format_search(
+        ["q1", "q2"],
+        [
+            SearchResponse(hits=(hit,), notices=("Searched for q one instead.",), warnings=("w",)),
+            SearchResponse(notices=("No backend answered.",)),
+        ],
+    )
+    assert text == (
+        'Query: "q1"\n1. A\n   https://a.example/\n\nNote: Searched for q one instead.\n\n'
+        'Query: "q2"\nNo results found for "q2".\n\nNote: No backend answered.'
+    )
+    assert total == 1

@@ -545,3 +545,29 @@ def test_invalid_header_value_is_a_clear_error_without_retries_or_the_key(mocked
     assert "request header is invalid (check the API key" in str(info.value)
     assert bad_key not in str(info.value) and "sk-bad" not in str(info.value)
     assert len(mocked.calls) == 0
+
+
+def test_error_headers_add_the_providers_reading_of_the_headers(mocked):
+    """error_headers turns an error response's headers into words after the API's message."""
+    mocked.get(
+        f"{BASE}/search", status=403, json={"error": [{"msg": "Denied"}]}, headers={"X-Quota": "0"}
+    )
+    client = make_client(
+        error_headers=lambda status, headers: f"quota {headers['x-quota']} at {status}"
+    )
+    assert str(failure(client)) == "test: HTTP 403 Forbidden: Denied (quota 0 at 403)"
+
+
+def test_a_failing_error_headers_callback_never_hides_the_status(mocked):
+    """A bug in error_headers leaves the usual message."""
+    mocked.get(f"{BASE}/search", status=401, json={"error": [{"msg": "Nope"}]})
+    client = make_client(error_headers=lambda status, headers: 1 / 0)
+    assert str(failure(client)) == "test: HTTP 401 Unauthorized: Nope"
+
+
+def test_run_interruptible_is_public():
+    """Providers that call a blocking library bound it with pi_web_tools.run_interruptible."""
+    import pi_web_tools
+    from pi_web_tools.http import run_interruptible
+
+    assert pi_web_tools.run_interruptible is run_interruptible

@@ -24,7 +24,7 @@ def test_plugin_import_is_lazy():
         "import pi_web_tools.plugin as p\n"
         "tools = []\n"
         "p.register_tools(register=tools.append)\n"
-        "heavy = [m for m in ('requests', 'cattrs', 'trafilatura', 'lxml', 'llm', 'mcp', 'urllib3') if m in sys.modules]\n"
+        "heavy = [m for m in ('requests', 'cattrs', 'trafilatura', 'lxml', 'llm', 'mcp', 'urllib3', 'ddgs', 'primp') if m in sys.modules]\n"
         "print(json.dumps({'tools': len(tools), 'heavy': heavy}))\n"
     )
     out = subprocess.run(

@@ -222,3 +222,90 @@ def test_a_provider_returning_the_wrong_type_is_a_clean_error_naming_it(host, wr
     assert result.is_error
     assert "provider 'mine' returned dict from search, expected SearchResponse" in result.text
     assert "Traceback" not in result.text and "AttributeError" not in result.text
+
+
+def test_new_builtin_types_declare_what_they_offer():
+    """brave, tavily and ddgs register through the hook with their capabilities and filters."""
+    types = provider_types()
+    assert types["brave"].capabilities == {"search"}
+    assert types["tavily"].capabilities == {"search", "fetch"}
+    assert types["ddgs"].capabilities == {"search"} and not types["ddgs"].needs_api_key
+    assert types["brave"].shared_file_key == "braveApiKey"
+    assert types["tavily"].shared_file_key == "tavilyApiKey"
+    assert "start_published_date" in types["brave"].search_filters
+    assert "start_published_date" in types["tavily"].search_filters
+    assert types["ddgs"].search_filters == {"include_domains", "exclude_domains"}
+    assert list(types)[:4] == ["kagi", "exa", "brave", "tavily"]  # precedence order
+
+
+def test_nothing_configured_mentions_the_keyless_option_after_the_seed_sentence():
+    """The seed sentence stays first and word for word; the ddgs opt-in follows it."""
+    with pytest.raises(ConfigError) as info:
+        resolve_provider("search")
+    message = str(info.value)
+    assert message.startswith(
+        "KAGI_API_KEY environment variable is not set. Set it to your Kagi API key to use web search."
+    )
+    assert message.endswith(
+        'To search without a key, add {"name": "free", "type": "ddgs"} to "providers" and run: '
+        "pip install 'pi-web-tools[keyless]' (free, but the search engines it reads rate-limit it)."
+    )
+
+
+def test_summarize_without_anything_does_not_offer_the_keyless_search():
+    """The keyless hint is for search only."""
+    with pytest.raises(ConfigError) as info:
+        resolve_provider("summarize")
+    assert "ddgs" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("variable", "search", "fetch"),
+    [("BRAVE_API_KEY", "brave", "direct"), ("TAVILY_API_KEY", "tavily", "tavily")],
+)
+def test_a_key_variable_alone_configures_its_provider(monkeypatch, variable, search, fetch):
+    """With no file, BRAVE_API_KEY or TAVILY_API_KEY alone searches (and Tavily fetches)."""
+    monkeypatch.setenv(variable, SECRET)
+    assert resolve_provider("search").entry.type == search
+    assert resolve_provider("fetch").entry.type == fetch
+    assert resolve_provider("search").entry.origin == f"env {variable}"
+
+
+def test_kagi_key_comes_first_among_key_variables(monkeypatch):
+    """With several key variables set, Kagi is the default search provider (precedence)."""
+    monkeypatch.setenv("TAVILY_API_KEY", SECRET)
+    monkeypatch.setenv("BRAVE_API_KEY", SECRET + "b")
+    monkeypatch.setenv("KAGI_API_KEY", SECRET + "k")
+    assert resolve_provider("search").entry.type == "kagi"
+    assert resolve_provider("fetch").entry.type == "tavily"
+
+
+def test_brave_key_only_still_gives_the_kagi_sentence_for_summarize(monkeypatch):
+    """Brave cannot summarize: summarize still asks for KAGI_API_KEY."""
+    monkeypatch.setenv("BRAVE_API_KEY", SECRET)
+    with pytest.raises(ConfigError, match="^KAGI_API_KEY environment variable is not set"):
+        resolve_provider("summarize")
+
+
+def test_ddgs_is_never_chosen_without_an_entry(write_config):
+    """A file without a ddgs entry never searches keylessly; requesting it by name fails."""
+    write_config({"providers": [{"name": "d", "type": "direct"}]})
+    with pytest.raises(ConfigError, match="^KAGI_API_KEY environment variable is not set"):
+        resolve_provider("search")
+    with pytest.raises(ConfigError, match="Unknown provider 'ddgs' requested"):
+        resolve_provider("search", "ddgs")
+
+
+def test_loading_the_provider_types_does_not_import_ddgs():
+    """The ddgs library loads on the first keyless query, not when types are collected."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from pi_web_tools.registry import provider_types\n"
+        "assert 'ddgs' in provider_types()\n"
+        "print([m for m in ('ddgs', 'primp') if m in sys.modules])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

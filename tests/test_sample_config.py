@@ -77,3 +77,31 @@ def test_direct_private_network(agent_dir):
     config = load_config(_install(agent_dir, "direct-private-network.json"))
     assert config.providers[0].options.allow_private_network is True
     assert _routes(agent_dir, "direct-private-network.json")["fetch"] == "direct"
+
+
+def test_brave_only_routes(agent_dir):
+    """Brave searches; fetch falls back to the direct fetcher; summarize has no provider."""
+    assert _routes(agent_dir, "brave-only.json") == {
+        "search": "brave",
+        "fetch": "direct",
+        "summarize": None,
+    }
+
+
+def test_tavily_only_routes(agent_dir):
+    """Tavily searches and fetches; summarize has no provider."""
+    assert _routes(agent_dir, "tavily-only.json") == {
+        "search": "tavily",
+        "fetch": "tavily",
+        "summarize": None,
+    }
+
+
+def test_keyless_ddgs_routes(agent_dir):
+    """The opt-in keyless entry searches, with its backends in the configured order."""
+    assert _routes(agent_dir, "keyless-ddgs.json") == {
+        "search": "ddgs",
+        "fetch": "direct",
+        "summarize": None,
+    }
+    assert resolve_provider("search").provider.backends == ("duckduckgo", "brave", "mojeek")

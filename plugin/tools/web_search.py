@@ -49,7 +49,7 @@ PARAMETERS: dict = {
         },
         "limit": {
             "type": "integer",
-            "description": "Results per query (1 to 50). Default: the provider's defaultSearchLimit, else 10 (Kagi) or 5 (Exa).",
+            "description": "Results per query (1 to 50; Brave and Tavily return at most 20). Default: the provider's defaultSearchLimit, else 10 (Kagi, Brave, ddgs) or 5 (Exa, Tavily).",
             "minimum": 1,
             "maximum": 50,
         },
@@ -60,12 +60,12 @@ PARAMETERS: dict = {
         "exclude_domains": {**_DOMAINS, "description": "Never return results from these domains."},
         "start_published_date": {
             "type": "string",
-            "description": "Only results published on or after this ISO 8601 date (Exa only), e.g. 2025-01-01.",
+            "description": "Only results published on or after this ISO 8601 date (Exa, Brave, Tavily), e.g. 2025-01-01.",
             "pattern": r"^\d{4}-\d{2}-\d{2}",
         },
         "end_published_date": {
             "type": "string",
-            "description": "Only results published on or before this ISO 8601 date (Exa only).",
+            "description": "Only results published on or before this ISO 8601 date (Exa, Brave, Tavily).",
             "pattern": r"^\d{4}-\d{2}-\d{2}",
         },
         "category": {
@@ -136,7 +136,12 @@ def execute(args: dict, ctx: ToolContext) -> ToolResult:
         if isinstance(outcome, BaseException):
             per_query.append({"query": query, "count": 0, "error": _error_text(outcome)})
         else:
-            per_query.append({"query": query, "count": len(outcome.hits)})
+            entry: dict = {"query": query, "count": len(outcome.hits)}
+            if outcome.notices:
+                entry["notices"] = list(outcome.notices)
+            if outcome.warnings:
+                entry["warnings"] = list(outcome.warnings)
+            per_query.append(entry)
             balance = outcome.balance if outcome.balance is not None else balance
     details: dict = {
         "provider": pconf.name,

@@ -31,19 +31,22 @@ def kagi_config(server: FaultServer, timeout: float = TIMEOUT, **options) -> dic
     return one_kagi_config(server.url("/api/v0"), timeoutSeconds=timeout, **options)
 
 
-def exa_config(server: FaultServer, timeout: float = TIMEOUT, **options) -> dict:
-    """Exa pointed at the fault server."""
-    return {
-        "defaultProvider": "exa",
-        "providers": [
-            {
-                "name": "exa",
-                "type": "exa",
-                "apiKey": SECRET,
-                "options": {"baseUrl": server.url(), "timeoutSeconds": timeout, **options},
-            }
-        ],
-    }
+def api_config(kind: str, path: str = "") -> Callable[..., dict]:
+    """A config builder: one provider of type *kind* whose ``baseUrl`` is the fault server
+    (plus *path*), holding the sentinel key."""
+
+    def config(server: FaultServer, timeout: float = TIMEOUT, **options) -> dict:
+        options = {"baseUrl": server.url(path), "timeoutSeconds": timeout, **options}
+        return {
+            "defaultProvider": kind,
+            "providers": [{"name": kind, "type": kind, "apiKey": SECRET, "options": options}],
+        }
+
+    config.__doc__ = f"{kind} pointed at the fault server."
+    return config
+
+
+exa_config = api_config("exa")
 
 
 def direct_config(server: FaultServer, timeout: float = TIMEOUT, **options) -> dict:
@@ -82,7 +85,7 @@ class Target:
     """One provider endpoint reached through one public tool call."""
 
     id: str
-    family: str  # kagi, exa or direct: decides error bodies and expectations
+    family: str  # a key of API_FAKES, or direct: decides error bodies and expectations
     tool: str
     config: Callable[..., dict]
     args: Callable[[FaultServer], dict]
@@ -106,23 +109,136 @@ EXA_FETCH = Target(
 DIRECT_FETCH = Target(
     "direct-fetch", "direct", "web_fetch", direct_config, lambda s: {"urls": [secret_url(s)]}
 )
+BRAVE_SEARCH = Target(
+    "brave-search",
+    "brave",
+    "web_search",
+    api_config("brave", "/res/v1"),
+    lambda s: {"queries": ["fault test"]},
+)
+TAVILY_SEARCH = Target(
+    "tavily-search",
+    "tavily",
+    "web_search",
+    api_config("tavily"),
+    lambda s: {"queries": ["fault test"]},
+)
+TAVILY_FETCH = Target(
+    "tavily-fetch",
+    "tavily",
+    "web_fetch",
+    api_config("tavily"),
+    lambda s: {"urls": ["https://example.com/a"]},
+)
 
 
-# --------------------------------------------------------------------------- error bodies
+# --------------------------------------------------------------------------- API fakes
 
-_KAGI = {
-    401: (2, "Unauthorized"),
-    402: (101, "Insufficient credit to perform this request"),
-    403: (3, f"Key {SECRET} is disabled"),  # the API echoes the key back
-    429: (7, "Rate limit exceeded"),
-    500: (4, "Internal error"),
-}
-_EXA = {
-    401: ("INVALID_API_KEY", "Invalid API key"),
-    402: ("NO_MORE_CREDITS", "You have run out of credits"),
-    403: ("ACCESS_DENIED", f"Key {SECRET} may not use this endpoint"),
-    429: ("RATE_LIMIT_EXCEEDED", "Too many requests"),
-    500: ("INTERNAL_ERROR", "Something went wrong"),
+
+@dataclass(frozen=True)
+class ApiFake:
+    """How one provider's API answers, for the fault matrix: its JSON error body for a status
+    (``None``: a web server's HTML page), a 200 of the right shape with *value* (``None`` or a
+    string) where a list belongs, the field a wrong-shape error must name, and a good answer."""
+
+    error_body: Callable[[int], Any]
+    wrong_types: Callable[[Any], Any]
+    shape_field: str
+    ok: Any
+
+
+def _table(build: Callable[..., Any], table: dict) -> Callable[[int], Any]:
+    return lambda status: build(*table[status]) if status in table else None
+
+
+#: Each provider family's fake; registering one here is all a new provider needs.
+API_FAKES: dict[str, ApiFake] = {
+    "kagi": ApiFake(
+        _table(
+            lambda code, msg: {
+                "meta": {"id": "x"},
+                "data": None,
+                "error": [{"code": code, "msg": msg, "ref": None}],
+            },
+            {
+                401: (2, "Unauthorized"),
+                402: (101, "Insufficient credit to perform this request"),
+                403: (3, f"Key {SECRET} is disabled"),  # the API echoes the key back
+                429: (7, "Rate limit exceeded"),
+                500: (4, "Internal error"),
+            },
+        ),
+        lambda value: {"meta": {"id": "x"}, "data": value},
+        "'data'",
+        {
+            "meta": {"id": "ok", "api_balance": 1.0},
+            "data": [{"t": 0, "url": "https://a.example/", "title": "A"}],
+        },
+    ),
+    "exa": ApiFake(
+        _table(
+            lambda tag, msg: {"requestId": "req-1", "error": msg, "tag": tag},
+            {
+                401: ("INVALID_API_KEY", "Invalid API key"),
+                402: ("NO_MORE_CREDITS", "You have run out of credits"),
+                403: ("ACCESS_DENIED", f"Key {SECRET} may not use this endpoint"),
+                429: ("RATE_LIMIT_EXCEEDED", "Too many requests"),
+                500: ("INTERNAL_ERROR", "Something went wrong"),
+            },
+        ),
+        lambda value: {"requestId": "r", "results": value, "statuses": []},
+        "'results'",
+        {"requestId": "ok", "results": [{"url": "https://a.example/", "title": "A"}]},
+    ),
+    "brave": ApiFake(
+        _table(
+            lambda code, detail, status: {
+                "type": "ErrorResponse",
+                "error": {"id": "e", "status": status, "code": code, "detail": detail},
+                "time": 1764000000,
+            },
+            {
+                401: (
+                    "SUBSCRIPTION_TOKEN_INVALID",
+                    "The provided subscription token is invalid.",
+                    401,
+                ),
+                402: ("PAYMENT_REQUIRED", "A payment method is required.", 402),
+                403: ("RESOURCE_NOT_ALLOWED", f"Token {SECRET} may not use this resource.", 403),
+                429: ("RATE_LIMITED", "Request rate limit exceeded for plan.", 429),
+                500: ("INTERNAL_ERROR", "Unexpected error.", 500),
+            },
+        ),
+        lambda value: {"type": "search", "query": {"original": "q"}, "web": {"results": value}},
+        "'web.results'",
+        {"type": "search", "web": {"results": [{"url": "https://a.example/", "title": "A"}]}},
+    ),
+    "tavily": ApiFake(
+        _table(
+            lambda error: {"detail": {"error": error}},
+            {
+                401: ("Unauthorized: missing or invalid API key.",),
+                402: ("Payment required.",),
+                403: (f"Key {SECRET} is not allowed here.",),
+                429: ("Your request has been blocked due to excessive requests.",),
+                500: ("Internal server error.",),
+            },
+        ),
+        lambda value: {"query": "q", "results": value, "failed_results": []},
+        "'results'",
+        {
+            "query": "q",
+            "results": [  # the URL web_fetch asks for; search shows the content
+                {
+                    "url": "https://example.com/a",
+                    "title": "A",
+                    "content": "See https://a.example/",
+                    "raw_content": "See https://a.example/",
+                }
+            ],
+            "failed_results": [],
+        },
+    ),
 }
 HTML_503 = (
     "<!DOCTYPE html><html><head><title>503 Service Temporarily Unavailable</title>"
@@ -134,16 +250,10 @@ HTML_502 = "<html><head><title>502 Bad Gateway</title></head><body><center><h1>5
 
 def error_reply(family: str, status: int, headers: dict | None = None) -> Reply:
     """How each provider's API (or a web server) answers *status*."""
-    if family == "kagi" and status in _KAGI:
-        code, msg = _KAGI[status]
-        return json_reply(
-            {"meta": {"id": "x"}, "data": None, "error": [{"code": code, "msg": msg, "ref": None}]},
-            status,
-            headers,
-        )
-    if family == "exa" and status in _EXA:
-        tag, msg = _EXA[status]
-        return json_reply({"requestId": "req-1", "error": msg, "tag": tag}, status, headers)
+    fake = API_FAKES.get(family)
+    body = fake.error_body(status) if fake is not None else None
+    if body is not None:
+        return json_reply(body, status, headers)
     page = (
         HTML_502
         if status == 502
@@ -159,9 +269,13 @@ def error_reply(family: str, status: int, headers: dict | None = None) -> Reply:
 def wrong_types(family: str, which: str) -> Reply:
     """A 200 with the right top-level shape and a wrong type inside (``null`` or a string)."""
     value = None if which == "null" else "not a list"
-    if family == "kagi":
-        return json_reply({"meta": {"id": "x"}, "data": value})
-    return json_reply({"requestId": "r", "results": value, "statuses": []})
+    fake = API_FAKES.get(family)
+    return json_reply(fake.wrong_types(value) if fake else {"results": value})  # direct: any JSON
+
+
+def ok_reply(family: str) -> Reply:
+    """A good answer from *family*'s API."""
+    return json_reply(API_FAKES[family].ok)
 
 
 def redirect_loop(handler) -> Redirect:
@@ -304,9 +418,7 @@ def shape_needles(target: Target, fault: Fault) -> tuple:
     """The field a wrong-shape error must name, per target."""
     if fault.id not in ("data-null", "string-for-list"):
         return ()
-    if target.family == "kagi":
-        return ("'data'",)
-    return ("'results'",)
+    return (API_FAKES[target.family].shape_field,)
 
 
 def as_json(value: Any) -> str:

@@ -9,26 +9,23 @@ import pytest
 from pi_hostspec import ToolContext
 
 from .cases import (
+    BRAVE_SEARCH,
     DIRECT_FETCH,
     EXA_FETCH,
     EXA_SEARCH,
     KAGI_SEARCH,
     KAGI_SUMMARIZE,
+    TAVILY_FETCH,
+    TAVILY_SEARCH,
     error_reply,
-    json_reply,
 )
+from .cases import ok_reply as cases_ok_reply
 from .conftest import assert_clean_error, assert_no_secret
 from .server import Hang, Reply, Trickle
 
-KAGI_OK = {
-    "meta": {"id": "ok", "api_balance": 1.0},
-    "data": [{"t": 0, "url": "https://a.example/", "title": "A"}],
-}
-EXA_OK = {"requestId": "ok", "results": [{"url": "https://a.example/", "title": "A"}]}
-
 
 def ok_reply(target):
-    return json_reply(KAGI_OK if target.family == "kagi" else EXA_OK)
+    return cases_ok_reply(target.family)
 
 
 def gaps(server) -> list[float]:
@@ -62,7 +59,9 @@ def test_retryable_status_is_tried_three_times_with_growing_waits(
     assert outcome.elapsed <= 3.0 + 0.5
 
 
-@pytest.mark.parametrize("target", [KAGI_SEARCH, EXA_SEARCH], ids=str)
+@pytest.mark.parametrize(
+    "target", [KAGI_SEARCH, EXA_SEARCH, BRAVE_SEARCH, TAVILY_SEARCH, TAVILY_FETCH], ids=str
+)
 @pytest.mark.parametrize("status", [400, 401, 402, 403, 404, 500])
 def test_client_errors_are_never_retried(target, status, server, tools, write_config):
     """400, 401, 402, 403 (and other non-retryable statuses) are sent exactly once."""
@@ -74,7 +73,9 @@ def test_client_errors_are_never_retried(target, status, server, tools, write_co
     assert outcome.elapsed < 0.5
 
 
-@pytest.mark.parametrize("target", [KAGI_SEARCH, EXA_SEARCH], ids=str)
+@pytest.mark.parametrize(
+    "target", [KAGI_SEARCH, EXA_SEARCH, BRAVE_SEARCH, TAVILY_SEARCH, TAVILY_FETCH], ids=str
+)
 def test_retry_then_success_returns_the_results(target, server, tools, write_config):
     """A 503 then a 200 gives the results: the failure is invisible except in the time taken."""
     server.script(error_reply(target.family, 503), ok_reply(target))
