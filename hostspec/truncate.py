@@ -282,6 +282,7 @@ def spill_output(
     prefix: str = "pi-tool",
     truncation: TruncationResult | None = None,
     note: str = "",
+    after: str = "",
     shown_lines: int | None = None,
     max_lines: int = DEFAULT_MAX_LINES,
     max_bytes: int = DEFAULT_MAX_BYTES,
@@ -289,7 +290,8 @@ def spill_output(
     """*shown* (a shortened form of *text* that a tool made to fit the limits) with the standard
     truncation notice; the full *text* is saved privately and the notice says where.
 
-    *note* is a sentence placed before the path (what was shortened, how to read on).
+    *note* is a sentence placed inside the notice, before the path; *after* a line after it
+    (what was shortened, how to read on), so the notice itself keeps pi's exact form.
     """
     if shown_lines is None:
         shown_lines = shown.count("\n") + 1 if shown else 0
@@ -326,6 +328,8 @@ def spill_output(
         notice += f"Full output saved to: {path}]"
     else:
         notice += f"Full output could not be saved: {save_error}]"
+    if after:
+        notice += f"\n{after}"
     return TruncatedOutput(
         text=f"{shown}\n\n{notice}" if shown else notice,
         truncation=truncation,

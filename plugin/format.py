@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pi_hostspec import clip, strip_control
 
 from .api import FetchedPage, SearchHit, SearchResponse
+from .budget import clip_to, utf8_length
 from .secrets import redact_secrets
 
 __all__ = [
@@ -23,6 +24,7 @@ __all__ = [
     "page_heading",
     "section",
     "section_head",
+    "snippets",
 ]
 
 
@@ -34,10 +36,14 @@ def _date(value: str | None) -> str:
     return value[:10] if value and len(value) >= 10 and value[4] == "-" else (value or "")
 
 
-def format_hit(number: int, hit: SearchHit) -> str:
-    """``N. Title\\n   URL\\n   Snippet`` plus an indented line of date / author / score."""
+def format_hit(number: int, hit: SearchHit, snippet_bytes: int | None = None) -> str:
+    """``N. Title\\n   URL\\n   Snippet`` plus an indented line of date / author / score; the
+    snippet is cut to *snippet_bytes* (with an ellipsis) when given, and left out at 0."""
     lines = [f"{number}. {_one_line(hit.title) or _one_line(hit.url)}", f"   {_one_line(hit.url)}"]
     snippet = _one_line(hit.snippet)
+    if snippet_bytes is not None and utf8_length(snippet) > snippet_bytes:
+        cut = clip_to(snippet, snippet_bytes - 3, 1).rstrip()
+        snippet = f"{cut}…" if snippet_bytes > 3 and cut else ""
     if snippet:
         lines.append(f"   {snippet}")
     facts = []
@@ -52,14 +58,27 @@ def format_hit(number: int, hit: SearchHit) -> str:
     return "\n".join(lines)
 
 
+def snippets(outcomes: Sequence[SearchResponse | BaseException]) -> list[str]:
+    """Every hit's snippet as :func:`format_hit` shows it, in list order."""
+    return [
+        _one_line(hit.snippet)
+        for outcome in outcomes
+        if not isinstance(outcome, BaseException)
+        for hit in outcome.hits
+    ]
+
+
 def format_search(
-    queries: Sequence[str], outcomes: Sequence[SearchResponse | BaseException]
+    queries: Sequence[str],
+    outcomes: Sequence[SearchResponse | BaseException],
+    snippet_bytes: Sequence[int] | None = None,
 ) -> tuple[str, int]:
     """One numbered list across all queries (query order, then rank); returns (text, total).
 
     With several queries a ``Query: ...`` line heads each group; a failed query shows its
     error in place; the API's notices for the model follow a query's results as ``Note:``
-    lines; related searches follow the list, one line per query.
+    lines; related searches follow the list, one line per query. *snippet_bytes* caps each
+    hit's snippet (in list order), to fit the output limit with every title and URL kept.
     """
     blocks: list[str] = []
     related_lines: list[str] = []
@@ -73,8 +92,9 @@ def format_search(
             items.append(f'No results found for "{_one_line(query)}".')
         else:
             for hit in outcome.hits:
+                cap = snippet_bytes[number] if snippet_bytes is not None else None
                 number += 1
-                items.append(format_hit(number, hit))
+                items.append(format_hit(number, hit, cap))
             related = "; ".join(r for r in (_one_line(x) for x in outcome.related) if r)
             if related:
                 related_lines.append(f'Related searches for "{_one_line(query)}": {related}')

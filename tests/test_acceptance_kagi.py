@@ -107,7 +107,8 @@ def test_search_output_within_limits(host, kagi_env, mock):
 
 
 def test_search_output_exceeds_limits(host, kagi_env, mock):
-    """Over 50KB: truncated, full output in a temp file, notice with omitted lines/bytes and path."""
+    """Over 50KB: truncated (snippets shortened, every title and URL kept), full output in a temp
+    file, notice with omitted lines/bytes and path."""
     big = [
         {"t": 0, "url": f"https://e.com/{i}", "title": f"T{i}", "snippet": "x" * 2000}
         for i in range(50)
@@ -115,7 +116,7 @@ def test_search_output_exceeds_limits(host, kagi_env, mock):
     mock.get(f"{V0}/search", json={"data": big})
     result = host.call("web_search", {"queries": ["q"], "limit": 50})
     notice = re.search(
-        r"\[Output truncated: showing (\d+) of (\d+) lines \((\S+) of (\S+)\)\. (\d+) lines \((\S+)\) omitted\. Full output saved to: (.+)\]$",
+        r"\[Output truncated: showing (\d+) of (\d+) lines \((\S+) of (\S+)\)\. (\d+) lines \((\S+)\) omitted\. Full output saved to: (.+)\]\n\[Snippets were shortened",
         result.text,
     )
     assert notice, result.text[-300:]
@@ -123,7 +124,8 @@ def test_search_output_exceeds_limits(host, kagi_env, mock):
     assert path == result.details["fullOutputPath"]
     with open(path, encoding="utf-8") as handle:
         full = handle.read()
-    assert "50. T49" in full and "50. T49" not in result.text
+    assert "50. T49" in full and "50. T49\n   https://e.com/49\n   xxx" in result.text
+    assert "x" * 2000 in full and "x" * 2000 not in result.text
     assert len(result.text.encode()) <= 50 * 1024 + 400
     assert os.stat(path).st_mode & 0o777 == 0o600
     assert result.details["truncation"]["truncatedBy"] == "bytes"

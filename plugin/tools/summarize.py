@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pi_hostspec.limits import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES
 from pi_hostspec.types import ToolContext, ToolError, ToolResult
 
-from .common import PROVIDER_PARAMETER, check_url, quoted, web_tool
+from .common import FRESH_PARAMETER, PROVIDER_PARAMETER, check_url, quoted, web_tool
 
 __all__ = ["TOOL"]
 
@@ -47,6 +49,7 @@ PARAMETERS: dict = {
             "minLength": 1,
         },
         "provider": PROVIDER_PARAMETER,
+        "fresh": FRESH_PARAMETER,
     },
     "required": ["url"],
     "additionalProperties": False,
@@ -83,17 +86,41 @@ def execute(args: dict, ctx: ToolContext) -> ToolResult:
     ctx.update(ToolResult(content="Summarizing...", details={"partial": True, "url": url}))
     details: dict = {"url": url, "summaryType": summary_type, "engine": engine}
     try:
-        response = chosen.call("summarize", request, ctx)
+        response, age = _summarize(chosen, request, bool(args.get("fresh")), ctx)
     except ProviderError as exc:
         raise ToolError(
             f"summarize failed: {exc}", details={**details, "error": exc.to_dict()}
         ) from None
     details["tokens"] = response.tokens
+    if age is not None:
+        details["cache"] = {"hit": True, "ageSeconds": round(age, 1)}
     output = truncate_output(redact_secrets(strip_control(response.output)), prefix="pi-summarize")
     details.update(output.details())
     if config.warnings:
         details["warnings"] = list(config.warnings)
     return ToolResult(content=output.text, details=details)
+
+
+def _summarize(
+    chosen: Any, request: Any, fresh: bool, ctx: ToolContext
+) -> tuple[Any, float | None]:
+    """The summary and its cache age (``None``: asked now; the answer is cached)."""
+    import attrs
+
+    from .. import cache
+    from ..api import SummaryResponse
+
+    settings = chosen.config.cache
+    key = cache.make_key(NAME, chosen.entry.type, chosen.entry.options, attrs.asdict(request))
+    hit = None if fresh else cache.get(settings, NAME, key)
+    if hit is not None:
+        try:
+            return SummaryResponse(**hit.value), hit.age_seconds
+        except (TypeError, ValueError):
+            pass  # an entry of another shape: ask again
+    response = chosen.call("summarize", request, ctx)
+    cache.put(settings, NAME, key, attrs.asdict(response))
+    return response, None
 
 
 TOOL = web_tool(

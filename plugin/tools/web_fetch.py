@@ -265,11 +265,12 @@ def _spill(text: str, shortened: list[str]) -> tuple[str, dict]:
         output = truncate_output(full, prefix="pi-web-fetch")  # headings alone overflow
     else:
         note = (
-            f"Shortened to fit: {'; '.join(cut)}. Each section's last line gives the call that reads on. "
+            f"[Shortened to fit: {'; '.join(cut)}. Each section's last line gives the call "
+            "that reads on.]"
             if cut
             else ""
         )
-        output = spill_output(full, text, prefix="pi-web-fetch", note=note)
+        output = spill_output(full, text, prefix="pi-web-fetch", after=note)
     details = output.details()
     if cut:
         details["shortened"] = cut

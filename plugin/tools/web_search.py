@@ -7,7 +7,7 @@ from typing import Any
 from pi_hostspec.limits import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES
 from pi_hostspec.types import ToolContext, ToolError, ToolResult
 
-from .common import PROVIDER_PARAMETER, fold_singular, web_tool
+from .common import FRESH_PARAMETER, PROVIDER_PARAMETER, fold_singular, web_tool
 
 __all__ = ["TOOL"]
 
@@ -74,6 +74,7 @@ PARAMETERS: dict = {
             "minLength": 1,
         },
         "provider": PROVIDER_PARAMETER,
+        "fresh": FRESH_PARAMETER,
     },
     "required": ["queries"],
     "additionalProperties": False,
@@ -87,7 +88,6 @@ def prepare_arguments(args: Any) -> Any:
 
 def execute(args: dict, ctx: ToolContext) -> ToolResult:
     """Run every query concurrently through the chosen provider and combine the results."""
-    from pi_hostspec import truncate_output
 
     from ..api import SEARCH_FILTERS, SearchRequest
     from ..format import format_search
@@ -127,16 +127,21 @@ def execute(args: dict, ctx: ToolContext) -> ToolResult:
         )
 
     ctx.update(ToolResult(content="Searching...", details={"partial": True, "queries": queries}))
-    outcomes = run_all(requests_, lambda r: chosen.call("search", r, ctx), on_done=progress)
+    fresh = bool(args.get("fresh"))
+    found = run_all(requests_, lambda r: _search(chosen, r, fresh, ctx), on_done=progress)
+    outcomes = [item if isinstance(item, BaseException) else item[0] for item in found]
+    ages = [None if isinstance(item, BaseException) else item[1] for item in found]
     text, total = format_search(queries, outcomes)
 
     per_query = []
     balance = None
-    for query, outcome in zip(queries, outcomes, strict=True):
+    for query, outcome, age in zip(queries, outcomes, ages, strict=True):
         if isinstance(outcome, BaseException):
             per_query.append({"query": query, "count": 0, "error": _error_text(outcome)})
         else:
             entry: dict = {"query": query, "count": len(outcome.hits)}
+            if age is not None:
+                entry["cache"] = {"hit": True, "ageSeconds": round(age, 1)}
             if outcome.notices:
                 entry["notices"] = list(outcome.notices)
             if outcome.warnings:
@@ -163,9 +168,54 @@ def execute(args: dict, ctx: ToolContext) -> ToolResult:
                 f'- "{q["query"]}": {q["error"]}' for q in failures
             )
         raise ToolError(message, details=details)
-    output = truncate_output(text, prefix="pi-web-search")
+    output = _fit(text, queries, outcomes)
     details.update(output.details())
     return ToolResult(content=output.text, details=details)
+
+
+def _search(chosen: Any, request: Any, fresh: bool, ctx: ToolContext) -> tuple[Any, float | None]:
+    """One query's response and its cache age (``None``: asked now; the answer is cached)."""
+    import attrs
+
+    from .. import cache
+    from ..api import SearchHit, SearchResponse
+
+    settings = chosen.config.cache
+    key = cache.make_key(NAME, chosen.entry.type, chosen.entry.options, attrs.asdict(request))
+    hit = None if fresh else cache.get(settings, NAME, key)
+    if hit is not None:
+        try:
+            value = dict(hit.value)
+            value["hits"] = tuple(SearchHit(**h) for h in value["hits"])
+            for name in ("related", "notices", "warnings"):
+                value[name] = tuple(value.get(name) or ())
+            return SearchResponse(**value), hit.age_seconds
+        except (TypeError, ValueError, KeyError):
+            pass  # an entry of another shape: ask again
+    response = chosen.call("search", request, ctx)
+    cache.put(settings, NAME, key, attrs.asdict(response))
+    return response, None
+
+
+def _fit(text: str, queries: list[str], outcomes: list[Any]) -> Any:
+    """The output within the limits: first every snippet is shortened fairly (every result
+    keeps its title and URL); only when titles and URLs alone overflow is the list cut."""
+    from pi_hostspec import spill_output, truncate_head, truncate_output
+
+    from ..budget import fair_shares, utf8_length
+    from ..format import format_search, snippets
+
+    if not truncate_head(text, DEFAULT_MAX_LINES, DEFAULT_MAX_BYTES).truncated:
+        return truncate_output(text, prefix="pi-web-search")
+    shown = snippets(outcomes)
+    bare, _ = format_search(queries, outcomes, [0] * len(shown))
+    spare = DEFAULT_MAX_BYTES - utf8_length(bare) - 1024 - 4 * len(shown)
+    shares = fair_shares([utf8_length(s) for s in shown], spare)
+    fitted, _ = format_search(queries, outcomes, shares)
+    if truncate_head(fitted, DEFAULT_MAX_LINES, DEFAULT_MAX_BYTES).truncated:
+        return truncate_output(text, prefix="pi-web-search")
+    note = "[Snippets were shortened to fit; every result's title and URL is shown.]"
+    return spill_output(text, fitted, prefix="pi-web-search", after=note)
 
 
 def _error_text(exc: BaseException) -> str:
