@@ -15,6 +15,7 @@ PACKAGES = {"pi_hostspec": ROOT / "hostspec", "pi_web_tools": ROOT / "plugin"}
 #: (pi_hostspec) sits below the plugin; in the plugin, the provider API and its small helpers sit
 #: at the bottom, providers above the HTTP layer but below config, registry, tools and views.
 LAYERS = {
+    "pi_hostspec.install": 0,
     "pi_hostspec.limits": 0,
     "pi_hostspec.sanitize": 0,
     "pi_hostspec.schema": 0,
