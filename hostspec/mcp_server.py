@@ -213,11 +213,16 @@ class _StdinLines:
     waited for the next line and the interpreter's exit for the thread. A daemon thread
     reading the raw descriptor (no buffered object shared with the interpreter) never holds
     up either. Decoded as UTF-8 with replacement, like the SDK's own reader.
+
+    At the end of input the SDK cancels requests still in flight, so the end is passed on
+    only after *grace* seconds: requests piped in just before it (``pi-web mcp < requests``)
+    are still answered, and a call that needs longer is cancelled as before.
     """
 
-    def __init__(self, fd: int = 0, limit: int = 16):
+    def __init__(self, fd: int = 0, limit: int = 16, grace: float = 0.3):
         self._fd = fd
         self._limit = limit
+        self._grace = grace
 
     def __aiter__(self) -> Any:
         return self._lines()
@@ -256,6 +261,7 @@ class _StdinLines:
         threading.Thread(target=pump, name="pi-web mcp stdin", daemon=True).start()
         while (line := await queue.get()) is not None:
             yield line
+        await asyncio.sleep(self._grace)
 
 
 async def _serve_stdio(server: Any) -> None:

@@ -377,6 +377,37 @@ def test_mcp_sigint_during_a_slow_call_ends_the_stdio_server(agent_dir, write_co
         server.server_close()
 
 
+def test_mcp_answers_requests_piped_before_end_of_input(agent_dir):
+    """`pi-web mcp < requests`: requests that arrive together with the end of input are still
+    answered (initialize and tools/list), then the server exits 0 with nothing on stderr."""
+    requests = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "pipe-test", "version": "1"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+    ]
+    proc = subprocess.run(
+        [PI_WEB, "mcp"],
+        input="".join(json.dumps(message) + "\n" for message in requests),
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        env={**os.environ, "PI_CODING_AGENT_DIR": str(agent_dir)},
+    )
+    assert proc.returncode == 0 and proc.stderr == ""
+    replies = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [reply["id"] for reply in replies] == [1, 2]
+    assert len(replies[1]["result"]["tools"]) == 3
+
+
 def test_mcp_without_sdk_says_how_to_install(agent_dir):
     """Without the mcp package, `pi-web mcp` prints the install hint for this very install (a
     checkout's path when installed from one) to stderr and exits 2."""
