@@ -65,9 +65,34 @@ def requirement(extra: str, direct: Any = ...) -> list[str]:
     return [f"{name} @ {url}"]
 
 
+def _environment(prefix: str) -> str:
+    """Which tool manages the environment at *prefix*: ``pipx``, ``uv-tool`` (``uv tool
+    install``), ``uvx`` (uv's throw-away environments) or ``venv``."""
+    import os
+
+    if os.path.exists(os.path.join(prefix, "pipx_metadata.json")):
+        return "pipx"
+    if os.path.exists(os.path.join(prefix, "uv-receipt.toml")):
+        return "uv-tool"
+    if f"{os.sep}archive-v" in prefix:
+        return "uvx"
+    return "venv"
+
+
 def install_command(extra: str) -> str:
-    """A shell command that adds *extra* to this install, e.g. ``pip install 'pi-web-tools[mcp]'``
-    (``uv pip install …`` when uv installed it), quoted for a POSIX shell."""
+    """A shell command that adds *extra* to this install, quoted for a POSIX shell:
+    ``pip install 'pi-web-tools[mcp]'``, ``uv pip install …`` when uv installed it,
+    ``pipx install --force …`` / ``uv tool install --force …`` for their environments, and
+    ``uvx --from '…' pi-web`` for uvx's throw-away ones."""
+    import sys
+
     direct, installer = _origin()
-    tool = "uv pip install" if installer == "uv" else "pip install"
-    return " ".join([tool, *(shlex.quote(arg) for arg in requirement(extra, direct))])
+    spec = requirement(extra, direct)
+    environment = _environment(sys.prefix)
+    if environment == "uvx":
+        return f"uvx --from {shlex.quote(spec[-1])} pi-web"  # an editable -e has no uvx form
+    tool = {
+        "pipx": "pipx install --force",
+        "uv-tool": "uv tool install --force",
+    }.get(environment, "uv pip install" if installer == "uv" else "pip install")
+    return " ".join([tool, *(shlex.quote(arg) for arg in spec)])
