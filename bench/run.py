@@ -310,6 +310,110 @@ def bench_llm_startup(reps: int) -> list[dict]:
     ]
 
 
+MCP_HANDSHAKE = [
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "bench", "version": "1"},
+        },
+    },
+    {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+]
+
+
+def _first_tools_list(command: list[str], env: dict) -> float:
+    """Seconds from starting *command* (an MCP stdio server) to its tools/list answer."""
+    data = "".join(json.dumps(message) + "\n" for message in MCP_HANDSHAKE).encode()
+    start = time.perf_counter()
+    proc = subprocess.Popen(
+        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env
+    )
+    try:
+        proc.stdin.write(data)
+        proc.stdin.flush()
+        while True:
+            line = proc.stdout.readline()
+            if not line:
+                raise RuntimeError(f"{command[0]} ended before answering tools/list")
+            if json.loads(line).get("id") == 2:
+                elapsed = time.perf_counter() - start
+                break
+        proc.stdin.close()
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return elapsed
+
+
+def fetch_server(venv: Path) -> tuple[list[str] | None, str]:
+    """The official fetch server (mcp-server-fetch) installed in *venv* (created when missing):
+    (command, "") or (None, why it is not available)."""
+    exe = venv / ("Scripts" if os.name == "nt" else "bin") / "mcp-server-fetch"
+    if exe.exists():
+        return [str(exe)], ""
+    try:
+        subprocess.run(
+            [sys.executable, "-m", "venv", str(venv)], check=True, capture_output=True, timeout=120
+        )
+        pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet"]
+        subprocess.run(
+            [*pip, "mcp-server-fetch"], check=True, capture_output=True, text=True, timeout=600
+        )
+    except subprocess.CalledProcessError as exc:
+        lines = (exc.stderr or "").strip().splitlines()
+        return None, f"installing mcp-server-fetch failed: {lines[-1] if lines else exc}"
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return None, f"installing mcp-server-fetch failed: {exc}"
+    return ([str(exe)], "") if exe.exists() else (None, "mcp-server-fetch has no script")
+
+
+def bench_mcp_startup(agent: Path, reps: int, fetch_venv: Path | None) -> dict:
+    """Start to first tools/list over stdio: `pi-web mcp` vs the official fetch server, each in
+    fresh processes, interleaved so load changes hit both."""
+    script = Path(sys.executable).parent / "pi-web"
+    ours = (
+        [str(script), "mcp"]
+        if script.exists()
+        else [sys.executable, "-m", "pi_hostspec.cli", "mcp"]
+    )
+    env = {**os.environ, "PI_CODING_AGENT_DIR": str(agent)}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    label = "6. MCP start to first tools/list (stdio) vs mcp-server-fetch"
+    theirs, why = fetch_server(fetch_venv) if fetch_venv else (None, "run with --fetch to compare")
+    samples: dict[str, list[float]] = {"ours": [], "fetch": []}
+    for command in (ours, theirs):  # warm the disk cache
+        if command:
+            _first_tools_list(command, env)
+    for _ in range(reps):
+        samples["ours"].append(_first_tools_list(ours, env))
+        if theirs:
+            samples["fetch"].append(_first_tools_list(theirs, env))
+    ours_m, ours_s = _median_spread(samples["ours"])
+    if not theirs:
+        return {
+            "target": label,
+            "measured": None,
+            "limit": 1.0,
+            "unit": "x",
+            "note": f"ours {ours_m * 1000:.0f} ms ± {ours_s * 1000:.0f}; fetch server skipped: {why}",
+        }
+    fetch_m, fetch_s = _median_spread(samples["fetch"])
+    return {
+        "target": label,
+        "measured": ours_m / fetch_m,
+        "limit": 1.0,
+        "unit": "x",
+        "note": f"{ours_m * 1000:.0f} ms ± {ours_s * 1000:.0f} vs {fetch_m * 1000:.0f} ms ± {fetch_s * 1000:.0f}",
+    }
+
+
 def bench_truncation(reps: int) -> list[dict]:
     """truncate_head on 50 MB of text: time, and peak extra memory as copies of the input."""
     from pi_hostspec import truncate_head
@@ -352,6 +456,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--quick", action="store_true", help="few repetitions; report only, never fail"
     )
+    parser.add_argument(
+        "--fetch",
+        action="store_true",
+        help="install the official fetch server (mcp-server-fetch) in a temporary venv and "
+        "compare MCP start-up with it",
+    )
+    parser.add_argument(
+        "--fetch-venv",
+        type=Path,
+        metavar="DIR",
+        help="like --fetch, with the venv kept in DIR (created when missing) for later runs",
+    )
     options = parser.parse_args(argv)
     reps = 3 if options.quick else 25
     with tempfile.TemporaryDirectory() as agent:
@@ -371,20 +487,26 @@ def main(argv: list[str] | None = None) -> int:
         rows += bench_startup(5 if options.quick else 31)
         rows += bench_llm_startup(1 if options.quick else 21)
         rows += bench_truncation(2 if options.quick else 7)
+        fetch_venv = options.fetch_venv or (Path(agent) / "fetch-venv" if options.fetch else None)
+        rows.append(bench_mcp_startup(Path(agent), 3 if options.quick else 15, fetch_venv))
     width = max(len(row["target"]) for row in rows)
     print(f"{'target'.ljust(width)}  {'measured':>12}  {'limit':>12}  result  detail")
     missed = 0
     for row in rows:
-        ok = row["measured"] <= row["limit"]
+        if row["measured"] is None:  # could not be measured here (the note says why)
+            ok, result, measured = True, "skip", "-"
+        else:
+            ok = row["measured"] <= row["limit"]
+            result = "ok" if ok else "MISSED"
+            measured = (
+                f"{row['measured']:.2f}{row['unit']}"
+                if isinstance(row["measured"], float)
+                else f"{row['measured']}{row['unit']}"
+            )
         missed += not ok
-        measured = (
-            f"{row['measured']:.2f}{row['unit']}"
-            if isinstance(row["measured"], float)
-            else f"{row['measured']}{row['unit']}"
-        )
         limit = f"{row['limit']:g}{row['unit']}"
         print(
-            f"{row['target'].ljust(width)}  {measured:>12}  {'<= ' + limit:>12}  {'ok' if ok else 'MISSED':6}  {row['note']}"
+            f"{row['target'].ljust(width)}  {measured:>12}  {'<= ' + limit:>12}  {result:6}  {row['note']}"
         )
     print(
         f"python {sys.version.split()[0]}, {os.cpu_count()} cores{', quick mode: targets not enforced' if options.quick else ''}"

@@ -127,12 +127,68 @@ def _parser(commands: dict) -> argparse.ArgumentParser:
     call.add_argument("args", help="the arguments as a JSON object")
     call.add_argument("--json", action="store_true", help="print the result as one JSON object")
     call.add_argument("--expanded", action="store_true", help="show the expanded result view")
-    sub.add_parser("mcp", help="serve every tool over MCP (stdio); needs the 'mcp' extra")
+    mcp = sub.add_parser(
+        "mcp",
+        help="serve every tool over MCP (stdio, or streamable HTTP with --http); needs the 'mcp' extra",
+    )
+    _mcp_arguments(mcp)
     for command in commands.values():
         command_parser = sub.add_parser(command.name, help=command.help)
         if command.add_arguments is not None:
             command.add_arguments(command_parser)
     return parser
+
+
+def _mcp_arguments(parser: argparse.ArgumentParser) -> None:
+    http = parser.add_argument_group(
+        "streamable HTTP",
+        "A bearer token (required unless bound to loopback) is read from the environment "
+        "variable PI_WEB_MCP_TOKEN or from --token-file, never from the command line.",
+    )
+    http.add_argument("--http", action="store_true", help="serve streamable HTTP at /mcp")
+    http.add_argument("--host", help="address to bind (default 127.0.0.1)")
+    http.add_argument("--port", type=int, help="port to bind (default 8080; 0: any free port)")
+    http.add_argument("--token-file", metavar="PATH", help="file holding the bearer token")
+    http.add_argument(
+        "--allow-host",
+        action="append",
+        metavar="NAME",
+        help="a Host header to accept besides loopback names (repeatable; '*' accepts any)",
+    )
+    http.add_argument(
+        "--allow-origin",
+        action="append",
+        metavar="ORIGIN",
+        help="a browser Origin to accept besides loopback ones (repeatable)",
+    )
+    http.add_argument(
+        "--max-calls", type=int, metavar="N", help="tool calls run at once (default 32)"
+    )
+
+
+def _mcp(options: argparse.Namespace, cli: CommandContext) -> int:
+    http_only = ("host", "port", "token_file", "allow_host", "allow_origin", "max_calls")
+    if not options.http:
+        given = [name for name in http_only if getattr(options, name) is not None]
+        if given:
+            flag = "--" + given[0].replace("_", "-")
+            return _usage_error(f"mcp: {flag} needs --http")
+        from .mcp_server import serve
+
+        return serve(cli.host)
+    from .mcp_http import HttpOptions, serve_http
+
+    return serve_http(
+        cli.host,
+        HttpOptions(
+            host=options.host or "127.0.0.1",
+            port=8080 if options.port is None else options.port,
+            token_file=options.token_file,
+            allow_hosts=tuple(options.allow_host or ()),
+            allow_origins=tuple(options.allow_origin or ()),
+            max_calls=32 if options.max_calls is None else options.max_calls,
+        ),
+    )
 
 
 def _usage_error(message: str) -> int:
@@ -142,6 +198,15 @@ def _usage_error(message: str) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``pi-web`` console script."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:  # Ctrl-C before a command handles it (while loading, say)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+def _main(argv: Sequence[str] | None) -> int:
     cli = CommandContext()
     try:
         # Plugins load here; what they print goes to stderr (stdout may carry MCP's protocol).
@@ -154,19 +219,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         commands = {}
     options = _parser(commands).parse_args(argv)
-    try:
-        return _dispatch(options, cli, commands)
-    except KeyboardInterrupt:
-        return 130
-    except BrokenPipeError:
-        return 0
+    return _dispatch(options, cli, commands)
 
 
 def _dispatch(options: argparse.Namespace, cli: CommandContext, commands: dict) -> int:
     if options.command == "mcp":
-        from .mcp_server import serve
-
-        return serve(cli.host)
+        return _mcp(options, cli)
     if options.command == "tools":
         return _cmd_tools(cli.host)
     if options.command == "call":

@@ -136,7 +136,12 @@ def extract_html(page: str, url: str | None = None) -> tuple[str | None, str, li
     try:
         import trafilatura  # imported here: it is slow to import and an optional extra
     except ImportError:
-        notes.append("HTML shown as plain text (install pi-web-tools[extract] for Markdown)")
+        from pi_hostspec.install import install_command
+
+        notes.append(
+            "HTML shown as plain text (for Markdown, add the extract extra: "
+            f"{install_command('extract')})"
+        )
         return title, whole, notes
     from .secrets import install_log_filter
 

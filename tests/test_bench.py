@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib.util
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -10,7 +12,7 @@ BENCH = Path(__file__).resolve().parent.parent / "bench" / "run.py"
 
 
 def test_benchmark_runs_in_quick_mode(tmp_path):
-    """`python bench/run.py --quick` exits 0 and reports a row for each target."""
+    """`python bench/run.py --quick` exits 0 and reports each target (the MCP start-up row without the fetch server: skipped)."""
     proc = subprocess.run(
         [sys.executable, str(BENCH), "--quick"],
         capture_output=True,
@@ -30,6 +32,27 @@ def test_benchmark_runs_in_quick_mode(tmp_path):
         "4b. start-up inside llm",
         "5a. truncate_head",
         "5b. truncate_head",
+        "6. MCP start to first tools/list",
     ):
         assert label in proc.stdout
     assert "quick mode: targets not enforced" in proc.stdout
+    assert "fetch server skipped: run with --fetch to compare" in proc.stdout
+
+
+def test_mcp_startup_row_is_skipped_when_the_fetch_server_cannot_be_installed(
+    tmp_path, monkeypatch
+):
+    """When mcp-server-fetch cannot be installed, the start-up row says so and is a skip (no
+    ratio, never a failure), still timing our own server."""
+    spec = importlib.util.spec_from_file_location("bench_run", BENCH)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    empty = tmp_path / "no-wheels"
+    empty.mkdir()
+    monkeypatch.setenv("PIP_NO_INDEX", "1")
+    monkeypatch.setenv("PIP_FIND_LINKS", str(empty))
+    monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)
+    row = bench.bench_mcp_startup(tmp_path, 1, tmp_path / "fetch-venv")
+    assert row["measured"] is None
+    assert "fetch server skipped: installing mcp-server-fetch failed:" in row["note"]
+    assert row["note"].startswith("ours ") and " ms" in row["note"]

@@ -15,6 +15,7 @@ PACKAGES = {"pi_hostspec": ROOT / "hostspec", "pi_web_tools": ROOT / "plugin"}
 #: (pi_hostspec) sits below the plugin; in the plugin, the provider API and its small helpers sit
 #: at the bottom, providers above the HTTP layer but below config, registry, tools and views.
 LAYERS = {
+    "pi_hostspec.install": 0,
     "pi_hostspec.limits": 0,
     "pi_hostspec.sanitize": 0,
     "pi_hostspec.schema": 0,
@@ -23,10 +24,11 @@ LAYERS = {
     "pi_hostspec.hookspecs": 1,
     "pi_hostspec.truncate": 1,
     "pi_hostspec.host": 2,
-    "pi_hostspec.cli": 4,
     "pi_hostspec.mcp_server": 3,
     "pi_hostspec.llm_bridge": 3,
-    "pi_hostspec": 5,
+    "pi_hostspec.mcp_http": 4,
+    "pi_hostspec.cli": 5,
+    "pi_hostspec": 6,
     "pi_web_tools.version": 10,
     "pi_web_tools.defaults": 10,
     "pi_web_tools.budget": 10,

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
+import time
 from contextlib import asynccontextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -281,16 +283,146 @@ def test_mcp_stdout_is_only_protocol(agent_dir):
     assert proc.stderr.read() == ""
 
 
+def _stdio_server(agent_dir: Path) -> subprocess.Popen:
+    """`pi-web mcp` over raw pipes, after the initialize handshake."""
+    proc = subprocess.Popen(
+        [PI_WEB, "mcp"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PI_CODING_AGENT_DIR": str(agent_dir)},
+    )
+    for message in (
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "signal-test", "version": "1"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    ):
+        proc.stdin.write(json.dumps(message) + "\n")
+        proc.stdin.flush()
+    assert json.loads(proc.stdout.readline())["id"] == 1
+    return proc
+
+
+@pytest.mark.parametrize(("sig", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 0)])
+def test_mcp_first_signal_ends_the_stdio_server(agent_dir, sig, status):
+    """The first SIGINT (Ctrl-C) or SIGTERM ends an idle stdio server within a second, with
+    exit 130 or 0 and nothing on stderr (no traceback, no 'Exception ignored')."""
+    proc = _stdio_server(agent_dir)
+    try:
+        started = time.monotonic()
+        proc.send_signal(sig)
+        assert proc.wait(timeout=TIMEOUT) == status
+        assert time.monotonic() - started < 1.0
+        assert proc.stderr.read() == ""
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_mcp_sigint_during_a_slow_call_ends_the_stdio_server(agent_dir, write_config):
+    """Ctrl-C while a tool call waits on a page that answers after 10 s still ends the server
+    within a second, exit 130, stderr empty."""
+    write_config(
+        {
+            "providers": [
+                {"name": "direct", "type": "direct", "options": {"allowPrivateNetwork": True}}
+            ]
+        }
+    )
+    arrived = threading.Event()
+
+    class Slow(BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_GET(self):
+            arrived.set()
+            time.sleep(10)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Slow)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    proc = _stdio_server(agent_dir)
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/slow"
+        call = {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "web_fetch", "arguments": {"urls": [url]}},
+        }
+        proc.stdin.write(json.dumps(call) + "\n")
+        proc.stdin.flush()
+        assert arrived.wait(TIMEOUT)
+        started = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=TIMEOUT) == 130
+        assert time.monotonic() - started < 1.0
+        assert proc.stderr.read() == ""
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        server.shutdown()
+        server.server_close()
+
+
+def test_mcp_answers_requests_piped_before_end_of_input(agent_dir):
+    """`pi-web mcp < requests`: requests that arrive together with the end of input are still
+    answered (initialize and tools/list), then the server exits 0 with nothing on stderr."""
+    requests = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "pipe-test", "version": "1"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+    ]
+    proc = subprocess.run(
+        [PI_WEB, "mcp"],
+        input="".join(json.dumps(message) + "\n" for message in requests),
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        env={**os.environ, "PI_CODING_AGENT_DIR": str(agent_dir)},
+    )
+    assert proc.returncode == 0 and proc.stderr == ""
+    replies = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [reply["id"] for reply in replies] == [1, 2]
+    assert len(replies[1]["result"]["tools"]) == 3
+
+
 def test_mcp_without_sdk_says_how_to_install(agent_dir):
-    """Without the mcp package, `pi-web mcp` prints the pip install hint to stderr and exits 2."""
+    """Without the mcp package, `pi-web mcp` prints the install hint for this very install (a
+    checkout's path when installed from one) to stderr and exits 2."""
+    from pi_hostspec.install import install_command, requirement
+
     code = "import sys; sys.modules['mcp'] = None; from pi_hostspec.cli import main; sys.exit(main(['mcp']))"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2
     assert proc.stdout == ""
+    hint = install_command("mcp")
     assert proc.stderr == (
-        "pi-web mcp: the MCP server needs the 'mcp' package; "
-        "install it with: pip install 'pi-web-tools[mcp]'\n"
+        f"pi-web mcp: the MCP server needs the 'mcp' package; install it with: {hint}\n"
     )
+    assert hint.startswith("pip install ") and hint.endswith("[mcp]'")
+    assert " ".join(requirement("mcp")) in hint.replace("'", "")
 
 
 def test_mcp_refuses_an_old_sdk(monkeypatch, capsys):
@@ -306,7 +438,8 @@ def test_mcp_refuses_an_old_sdk(monkeypatch, capsys):
     assert mcp_server.serve() == 2
     captured = capsys.readouterr()
     assert captured.out == ""
-    assert "too old (2.x needed)" in captured.err and "pip install --upgrade" in captured.err
+    assert "too old (2.x needed)" in captured.err
+    assert "pip install --upgrade 'mcp>=2'" in captured.err
 
 
 def test_mcp_broken_plugin_exits_1(monkeypatch, capsys):

@@ -1,0 +1,375 @@
+"""``pi-web mcp --http``: every tool over MCP's streamable HTTP transport, for a shared server.
+
+Built on the official SDK's ``StreamableHTTPSessionManager`` in stateless mode with JSON
+responses: every POST to ``/mcp`` is served on its own, so any number of replicas can run
+behind any load balancer with no session affinity. Uvicorn (installed with the SDK) serves it.
+
+- Bound to loopback by default. Any other address needs a bearer token, read from
+  ``PI_WEB_MCP_TOKEN`` or ``--token-file`` (never a command-line value, which ``ps`` shows);
+  a request without it gets 401. A token given on loopback is required too.
+- Host and Origin headers are checked against an allowlist (the SDK's DNS-rebinding
+  protection): loopback names, the bound address and ``--allow-host`` / ``--allow-origin``.
+- ``GET /healthz`` answers 200 once the server accepts calls (no token needed; it tells nothing).
+- Tool calls run in worker threads, at most ``max_calls`` at once; a slow call holds one slot
+  and nothing else. Keys stay in the server's config; clients only ever see results.
+- Stderr gets one line per call (tool, outcome, duration) and per refused request, never
+  arguments, headers or keys.
+- SIGINT / SIGTERM stop accepting, let running calls finish for up to 5 s, and exit (130 / 0);
+  a second signal stops at once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+import ipaddress
+import json
+import logging
+import os
+import socket
+import stat
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from .mcp_server import check_sdk, finish, load_server, run_until_signal
+
+if TYPE_CHECKING:
+    from .host import Host
+
+__all__ = ["TOKEN_ENV", "HttpOptions", "UsageError", "serve_http"]
+
+TOKEN_ENV = "PI_WEB_MCP_TOKEN"
+MIN_TOKEN_LENGTH = 16
+MCP_PATH = "/mcp"
+HEALTH_PATH = "/healthz"
+GRACEFUL_SECONDS = 5
+_LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
+_REASONS = {
+    400: "bad request",
+    401: "missing or wrong bearer token",
+    403: "Origin not allowed",
+    404: "no such path",
+    405: "method not allowed",
+    406: "not acceptable",
+    413: "body too large",
+    415: "unsupported content type",
+    421: "Host not allowed",
+    500: "server error",
+}
+
+
+class UsageError(ValueError):
+    """The options cannot be served as given (the message says why, in one line)."""
+
+
+@attrs.frozen(kw_only=True)
+class HttpOptions:
+    """How ``pi-web mcp --http`` listens; see the module docstring for what each one means."""
+
+    host: str = "127.0.0.1"
+    port: int = 8080
+    token_file: str | None = None
+    allow_hosts: tuple[str, ...] = ()
+    allow_origins: tuple[str, ...] = ()
+    max_calls: int = 32
+
+
+def is_loopback(host: str) -> bool:
+    """True for ``localhost`` and loopback addresses (127.0.0.0/8, ::1); any other name or
+    address, the wildcards ``0.0.0.0`` and ``::`` included, can be reached from elsewhere."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def read_token(options: HttpOptions, environ: dict[str, str] | None = None) -> str | None:
+    """The bearer token from ``PI_WEB_MCP_TOKEN`` or ``--token-file``; None when neither is
+    set and the address is loopback. Raises :class:`UsageError` otherwise."""
+    environ = os.environ if environ is None else environ
+    from_env = environ.get(TOKEN_ENV, "").strip() or None
+    if from_env and options.token_file:
+        raise UsageError(f"give the token either in {TOKEN_ENV} or with --token-file, not both")
+    token = from_env
+    if options.token_file:
+        token = _token_from_file(options.token_file)
+    if token is None:
+        if not is_loopback(options.host):
+            raise UsageError(
+                f"listening on {options.host} (not loopback) needs a bearer token: set "
+                f"{TOKEN_ENV} or pass --token-file PATH (for example a file holding the output "
+                "of: python -c 'import secrets; print(secrets.token_urlsafe(32))')"
+            )
+        return None
+    if len(token) < MIN_TOKEN_LENGTH or any(ch.isspace() for ch in token):
+        raise UsageError(
+            f"the bearer token must be at least {MIN_TOKEN_LENGTH} characters without spaces "
+            f"(got {len(token)}); make one with: "
+            "python -c 'import secrets; print(secrets.token_urlsafe(32))'"
+        )
+    return token
+
+
+def _token_from_file(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            info = os.fstat(handle.fileno())
+            if not stat.S_ISREG(info.st_mode):
+                raise UsageError(f"--token-file {path}: not a regular file")
+            text = handle.read(4096)
+    except OSError as exc:
+        raise UsageError(f"--token-file {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"--token-file {path}: not UTF-8 text") from None
+    token = text.strip()
+    if not token:
+        raise UsageError(f"--token-file {path}: the file is empty")
+    if os.name == "posix" and info.st_mode & (stat.S_IRGRP | stat.S_IROTH):
+        _log(f"warning: {path} is readable by other users; run: chmod 600 {path}")
+    return token
+
+
+def security_settings(options: HttpOptions, port: int) -> Any:
+    """The SDK's DNS-rebinding protection: the Host and Origin values this server accepts."""
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    if "*" in options.allow_hosts:
+        return TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    hosts = [f"{name}:{port}" for name in _LOOPBACK_NAMES]
+    bound = options.host if ":" not in options.host else f"[{options.host.strip('[]')}]"
+    if not is_loopback(options.host) and bound not in ("0.0.0.0", "[::]"):
+        hosts.append(f"{bound}:{port}")
+    for name in options.allow_hosts:
+        if _has_port(name):
+            hosts.append(name)
+        else:  # any port: a proxy in front may listen on another one
+            hosts += [name, f"{name}:*"]
+    origins = [f"http://{name}:*" for name in _LOOPBACK_NAMES] + list(options.allow_origins)
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
+    )
+
+
+def _has_port(name: str) -> bool:
+    """True for ``example.com:443`` and ``[::1]:8080``, False for ``example.com`` and ``[::1]``."""
+    head, colon, port = name.rpartition(":")
+    return bool(colon) and (port.isdigit() or port == "*") and not head.endswith(":")
+
+
+def _log(message: str) -> None:
+    print(f"pi-web mcp: {message}", file=sys.stderr, flush=True)
+
+
+def log_call(tool: str, outcome: str, seconds: float) -> None:
+    """One stderr line for a finished call: tool, outcome and duration (never arguments)."""
+    _log(f"call tool={tool} outcome={outcome} duration_ms={seconds * 1000:.0f}")
+
+
+def _client(scope: dict) -> str:
+    client = scope.get("client")
+    return str(client[0]) if client else "-"
+
+
+async def _send_json(send: Callable, status: int, body: dict, headers: list | None = None) -> None:
+    data = json.dumps(body).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(data)).encode()),
+                *(headers or []),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": data})
+
+
+class Gate:
+    """The ASGI app in front of the SDK: ``/healthz``, the bearer token, and a log line for
+    every refused request; ``/mcp`` requests that pass go to *handler* (the SDK)."""
+
+    def __init__(self, handler: Callable, token: str | None, tools: int):
+        self.handler = handler
+        self.token = token.encode() if token else None
+        self.tools = tools
+
+    def authorized(self, scope: dict) -> bool:
+        """True when no token is set or the request carries it as ``Authorization: Bearer``."""
+        if self.token is None:
+            return True
+        for key, value in scope.get("headers", ()):
+            if key == b"authorization":
+                scheme, _, credential = value.partition(b" ")
+                return scheme.lower() == b"bearer" and hmac.compare_digest(
+                    credential.strip(), self.token
+                )
+        return False
+
+    async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
+        if scope["type"] != "http":
+            return
+        path, method = scope.get("path", ""), scope.get("method", "")
+        if path == HEALTH_PATH and method in ("GET", "HEAD"):
+            await _send_json(send, 200, {"status": "ok", "tools": self.tools})
+            return
+        status: dict[str, int] = {}
+
+        async def watch(message: dict) -> None:
+            if message["type"] == "http.response.start":
+                status["code"] = message["status"]
+            await send(message)
+
+        try:
+            if path.rstrip("/") != MCP_PATH:
+                await _send_json(watch, 404, {"error": f"not found; MCP is at {MCP_PATH}"})
+            elif not self.authorized(scope):
+                await _send_json(
+                    watch,
+                    401,
+                    {"error": "unauthorized: send Authorization: Bearer <token>"},
+                    [(b"www-authenticate", b'Bearer realm="pi-web mcp"')],
+                )
+            else:
+                await self.handler(scope, receive, watch)
+        except Exception as exc:  # noqa: BLE001 - one line, never a traceback
+            _log(
+                f"request failed: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+            )
+            if "code" not in status:
+                await _send_json(watch, 500, {"error": "internal error"})
+        code = status.get("code", 0)
+        if code >= 400:
+            reason = _REASONS.get(code, "refused")
+            _log(
+                f"refused {method} {path[:100]!r} status={code} ({reason}) client={_client(scope)}"
+            )
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on *host*:*port* (port 0: any free one)."""
+    try:
+        infos = socket.getaddrinfo(
+            host.strip("[]"), port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )
+    except socket.gaierror as exc:
+        raise UsageError(f"cannot resolve --host {host}: {exc.strerror}") from None
+    family, kind, proto, _, address = infos[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(1024)
+    except OSError as exc:
+        sock.close()
+        raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    sock.setblocking(False)
+    return sock
+
+
+def _url(host: str, port: int) -> str:
+    shown = f"[{host.strip('[]')}]" if ":" in host else host
+    return f"http://{shown}:{port}{MCP_PATH}"
+
+
+async def _serve(gate: Gate, manager: Any, sock: socket.socket, options: HttpOptions) -> int:
+    import anyio
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        @contextlib.contextmanager
+        def capture_signals(self):  # run_until_signal handles them
+            yield
+
+    config = uvicorn.Config(
+        gate,
+        lifespan="off",
+        log_config=None,
+        access_log=False,
+        server_header=False,
+        timeout_graceful_shutdown=GRACEFUL_SECONDS,
+        limit_concurrency=max(64, options.max_calls * 4),
+    )
+    server = Server(config)
+
+    def on_signal(signum: int) -> bool:
+        if server.should_exit:
+            server.force_exit = True
+        server.should_exit = True
+        return False  # uvicorn drains and returns by itself
+
+    async def announce() -> None:
+        while not server.started and not server.should_exit:
+            await anyio.sleep(0.01)
+        if server.started:
+            port = sock.getsockname()[1]
+            auth = "bearer token required" if gate.token else "no token: loopback only"
+            _log(
+                f"serving {gate.tools} tools at {_url(options.host, port)} (stateless; {auth}; "
+                f"readiness at {HEALTH_PATH}; up to {options.max_calls} calls at once)"
+            )
+
+    async def main() -> None:
+        async with manager.run():
+            async with anyio.create_task_group() as group:
+                group.start_soon(announce)
+                await server.serve(sockets=[sock])
+
+    status = await run_until_signal(main, on_signal)
+    _log("stopped")
+    return status
+
+
+def serve_http(host: Host | None, options: HttpOptions, environ: dict | None = None) -> int:
+    """Serve every tool of *host* over streamable HTTP until SIGINT / SIGTERM.
+
+    Returns 0 after SIGTERM, 130 after SIGINT, 1 when the tools cannot be loaded or the
+    address cannot be bound, 2 for a missing SDK or unusable options (no token off loopback).
+    """
+    problem = check_sdk()
+    if problem is not None:
+        return problem
+    if options.max_calls < 1:
+        _log("--max-calls must be at least 1")
+        return 2
+    try:
+        token = read_token(options, environ)
+    except UsageError as exc:
+        _log(str(exc))
+        return 2
+    import anyio
+
+    logging.getLogger("mcp.server.transport_security").setLevel(logging.ERROR)  # we log refusals
+    for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
+        logging.getLogger(name).setLevel(logging.WARNING)
+
+    limiter = anyio.CapacityLimiter(options.max_calls)
+    loaded = load_server(host, limiter=limiter, on_call=log_call)
+    if loaded is None:
+        return 1
+    host, server = loaded
+    try:
+        sock = _listen(options.host, options.port)
+    except UsageError as exc:
+        _log(str(exc))
+        return 1
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
+    manager = StreamableHTTPSessionManager(
+        app=server,
+        stateless=True,
+        json_response=True,
+        security_settings=security_settings(options, sock.getsockname()[1]),
+    )
+    gate = Gate(manager.handle_request, token, len(host.tools))
+    try:
+        status = anyio.run(_serve, gate, manager, sock, options, backend="asyncio")
+    finally:
+        sock.close()
+    return finish(status)
