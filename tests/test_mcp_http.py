@@ -51,7 +51,8 @@ class Pages:
                 pass
 
             def do_GET(self):
-                path, _, seconds = self.path.partition("?s=")
+                path, _, query = self.path.partition("?")
+                seconds = query.rpartition("s=")[2] if "s=" in query else ""
                 if path == "/slow.html":
                     time.sleep(float(seconds or SLOW_SECONDS))
                 body = PAGE.encode()
@@ -374,7 +375,7 @@ def test_http_max_calls_bounds_parallel_calls(agent_dir, kagi, pages):
 
         async def one(n: int) -> None:
             async with _session(server.url) as session:  # distinct URLs: no cache hit
-                url = f"{pages.url}/slow.html?s={BOUND_SECONDS}&n={n}"
+                url = f"{pages.url}/slow.html?n={n}&s={BOUND_SECONDS}"
                 result = await session.call_tool("web_fetch", {"urls": [url]})
                 assert not result.is_error
             done.append(time.monotonic())
