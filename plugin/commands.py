@@ -1,4 +1,5 @@
-"""The ``pi-web`` subcommands this plugin adds: tool shortcuts and ``pi-web config``."""
+"""The ``pi-web`` subcommands this plugin adds: tool shortcuts, ``pi-web config`` and
+``pi-web cache``."""
 
 from __future__ import annotations
 
@@ -29,6 +30,8 @@ def _fetch_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("urls", nargs="+")
     parser.add_argument("--provider")
     parser.add_argument("--max-chars", type=int, dest="max_chars")
+    parser.add_argument("--offset", type=int)
+    parser.add_argument("--fresh", action="store_true", help="skip the cache")
 
 
 def _fetch(options: argparse.Namespace, cli: Any) -> int:
@@ -37,6 +40,10 @@ def _fetch(options: argparse.Namespace, cli: Any) -> int:
         args["provider"] = options.provider
     if options.max_chars is not None:
         args["text_max_characters"] = options.max_chars
+    if options.offset is not None:
+        args["offset"] = options.offset
+    if options.fresh:
+        args["fresh"] = True
     return cli.call_tool("web_fetch", args)
 
 
@@ -64,6 +71,42 @@ def _config(options: argparse.Namespace, cli: Any) -> int:
     return 0 if ok else 1
 
 
+def _cache_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("action", nargs="?", choices=["show", "clear"], default="show")
+
+
+def _cache(options: argparse.Namespace, cli: Any) -> int:
+    from pi_hostspec.truncate import format_size
+
+    from . import cache
+    from .errors import ConfigError
+    from .registry import current_config
+
+    try:
+        settings = current_config().cache
+    except ConfigError:
+        settings = cache.CacheSettings()  # the cache works whatever the config's state
+    try:
+        if options.action == "clear":
+            removed = cache.clear(settings)
+            cli.print(
+                f"Cache cleared: {removed} entr{'y' if removed == 1 else 'ies'} removed from {cache.cache_directory()}"
+            )
+            return 0
+        directory, size, count = cache.usage(settings)
+    except OSError as exc:
+        cli.print(f"Cache unavailable at {cache.cache_directory()}: {exc.strerror or exc}")
+        return 1
+    state = "on" if settings.enabled else 'off ("cache": false in web-search.json)'
+    ttl = ", ".join(f"{tool} {seconds:g} s" for tool, seconds in settings.ttl_seconds.items())
+    cli.print(
+        f"Cache: {state}\nDirectory: {directory}\nEntries: {count}\n"
+        f"Size: {format_size(size)} of at most {settings.max_megabytes:g} MB\n"
+        f"Time to live: {ttl}\nEmpty it with: pi-web cache clear"
+    )
+    return 0
+
+
 COMMANDS = (
     Command(
         name="search",
@@ -82,6 +125,12 @@ COMMANDS = (
         help="summarize shortcut: print what the model sees",
         add_arguments=_summarize_arguments,
         run=_summarize,
+    ),
+    Command(
+        name="cache",
+        help="show where the answer cache is and its size; 'pi-web cache clear' empties it",
+        add_arguments=_cache_arguments,
+        run=_cache,
     ),
     Command(
         name="config",

@@ -32,6 +32,7 @@ def test_benchmark_runs_in_quick_mode(tmp_path):
         "4b. start-up inside llm",
         "5a. truncate_head",
         "5b. truncate_head",
+        "7. web_fetch from the cache",
         "6. MCP start to first tools/list",
     ):
         assert label in proc.stdout

@@ -73,7 +73,12 @@ async def _session(agent_dir: Path, log: Path):
     """A ClientSession, initialized, with `pi-web mcp` as a stdio subprocess."""
     # The SDK passes only a few safe variables (PATH, HOME, ...) plus `env` to the server.
     params = StdioServerParameters(
-        command=PI_WEB, args=["mcp"], env={"PI_CODING_AGENT_DIR": str(agent_dir)}
+        command=PI_WEB,
+        args=["mcp"],
+        env={
+            "PI_CODING_AGENT_DIR": str(agent_dir),
+            "XDG_CACHE_HOME": os.environ["XDG_CACHE_HOME"],  # the test's own answer cache
+        },
     )
     with log.open("w") as errlog:
         async with (
