@@ -62,7 +62,8 @@ def provider_types(*extra: Any, builtins: bool = True) -> Iterator[dict[str, Pro
 
     Each argument is a :class:`ProviderType` or a plugin (a module or object with a
     ``register_provider_types`` hook implementation). With *builtins* (default) the installed
-    types (entry points) are kept beside them.
+    types (entry points) are kept beside them; a type given here replaces an installed one of
+    the same name (so a plugin's own tests can pass its type whether it is installed or not).
     """
     from . import config, registry
 
@@ -71,8 +72,6 @@ def provider_types(*extra: Any, builtins: bool = True) -> Iterator[dict[str, Pro
     types = registry.collect_provider_types(pm)
     for item in extra:
         if isinstance(item, ProviderType):
-            if item.name in types:
-                raise ValueError(f"provider type {item.name!r} is already registered")
             types[item.name] = item
     registry.set_provider_types(types)
     config.clear_cache()
@@ -108,8 +107,10 @@ def check_provider_type(
     Checks: every option has a default and a supported annotation and *options* (the JSON an
     entry's ``options`` would hold) structure cleanly; the factory builds a provider from a
     :class:`ProviderConfig`; the provider has a ``name`` and, for every declared capability, a
-    method taking ``(request, ctx)``. Raises ``AssertionError`` listing every problem found.
-    Nothing is sent over the network: call :func:`call` against your fake API for that.
+    method taking ``(request, ctx)``. Raises ``AssertionError`` listing every problem of the
+    type, ``ValueError`` when the *options* given are themselves invalid. The provider is
+    named ``<type>-check``. Nothing is sent over the network: use :func:`call` against your
+    fake API for that.
     """
     import attrs
 
@@ -128,7 +129,10 @@ def check_provider_type(
     built, errors, warnings = structure_options(
         "options", options or {}, provider_type.options_class
     )
-    problems += errors + warnings
+    if errors or warnings:  # the caller's sample options are wrong, not the type
+        raise ValueError(
+            "the options given to check_provider_type are invalid: " + "; ".join(errors + warnings)
+        )
     provider = None
     if built is not None:
         entry = ProviderConfig(

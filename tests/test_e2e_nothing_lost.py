@@ -13,7 +13,6 @@ from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-import anyio
 import pytest
 
 from .conftest import SECRET, kagi_config
