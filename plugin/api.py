@@ -252,7 +252,10 @@ class FetchedPage:
     """One URL's outcome: contents on success, ``error`` (one line) on failure.
 
     ``more_text``: the provider holds more of the page's text than ``text`` (asked again with a
-    larger ``text_max_characters``, it returns more).
+    larger ``text_max_characters``, it returns more). ``links``: the page's links as (text,
+    absolute URL), when the provider knows them. ``escalate``: why another fetcher may do
+    better (``"app shell"``: the content needs JavaScript; ``"no text"``), so ``web_fetch`` can
+    retry the URL through another configured fetch provider.
     """
 
     url: str
@@ -270,6 +273,8 @@ class FetchedPage:
     code: str | None = None
     notes: tuple[str, ...] = ()
     more_text: bool = False
+    links: tuple[tuple[str, str], ...] = ()
+    escalate: str | None = None
 
 
 @frozen(kw_only=True)

@@ -11,11 +11,13 @@ import html
 import re
 
 __all__ = [
+    "APP_SHELL_NOTE",
     "MIN_EXTRACTED",
     "content_kind",
     "decode_body",
     "extract_html",
     "html_to_text",
+    "is_app_shell",
     "page_title",
     "sniff_kind",
 ]
@@ -128,60 +130,77 @@ def page_title(page: str) -> str | None:
     return title or None
 
 
-def extract_html(page: str, url: str | None = None) -> tuple[str | None, str, list[str]]:
-    """(title, text, notes) for an HTML page: main-content Markdown, or whole-page text."""
-    title = page_title(page)
-    whole = html_to_text(page)
-    notes: list[str] = []
-    try:
-        import trafilatura  # imported here: it is slow to import and an optional extra
-    except ImportError:
-        from pi_hostspec.install import install_command
+#: An HTML page whose visible text is this short and that has a script-mounted root element is
+#: an application shell (its content is drawn by JavaScript).
+APP_SHELL_WORDS = 40
+_APP_ROOT = re.compile(
+    r"""<(?:div|main|body|app-root)\b[^<>]*\bid\s*=\s*["']?(?:root|app|__next|__nuxt|___gatsby|svelte|main-app|application)\b"""
+    r"|<app-root\b|data-reactroot|ng-version=",
+    re.IGNORECASE,
+)
+APP_SHELL_NOTE = (
+    "this page is an application shell: its content is drawn by JavaScript, which the direct "
+    "fetcher does not run"
+)
 
-        notes.append(
-            "HTML shown as plain text (for Markdown, add the extract extra: "
-            f"{install_command('extract')})"
-        )
-        return title, whole, notes
+
+def is_app_shell(page: str, text: str) -> bool:
+    """Whether an HTML page is an application shell: almost no text, a root element that
+    scripts mount into, and scripts."""
+    if len(re.findall(r"\w+", text[:2000])) >= APP_SHELL_WORDS:
+        return False
+    head = page[:200_000]
+    return bool(_APP_ROOT.search(head)) and "<script" in head.lower()
+
+
+def extract_html(
+    page: str, url: str | None = None
+) -> tuple[str | None, str, list[str], list[tuple[str, str]]]:
+    """(title, text, notes, links) for an HTML page: its main content as Markdown (headings,
+    lists, code, tables; no inline link markup) with the page's links apart, or the whole
+    page's text with a note when extraction finds nearly nothing."""
+    from . import extraction
     from .secrets import install_log_filter
 
     install_log_filter()  # trafilatura logs the page URL, which may carry a key
-    try:
-        extracted = trafilatura.extract(
-            page,
-            output_format="markdown",
-            include_links=True,
-            include_tables=True,
-            favor_recall=True,
-            url=url,
-        )
-    except Exception:  # noqa: BLE001 - a parser failure must not lose the page
-        extracted = None
-    if title is None:
-        try:
-            from trafilatura.metadata import extract_metadata
+    found = extraction.extract(page, url)
+    title = found.title or page_title(page)
+    text = found.text.strip()
+    notes: list[str] = []
+    if is_app_shell(page, text):
+        notes.append(APP_SHELL_NOTE)
+    elif found.fallback:
+        notes.append("main-content extraction found almost nothing; showing the whole page text")
+    if not text:
+        text = html_to_text(page)
+    return title or None, text, notes, list(found.links)
 
-            meta = extract_metadata(page)
-            title = meta.title if meta is not None and meta.title else None
-        except Exception:  # noqa: BLE001
-            title = None
-    extracted = (extracted or "").strip()
-    if not extracted or (len(extracted) < MIN_EXTRACTED and len(whole) >= 3 * len(extracted)):
-        if whole and extracted != whole:
-            notes.append(
-                "main-content extraction found almost nothing; showing the whole page text"
-            )
-        return title, whole, notes
-    return title, extracted, notes
+
+_BINARY_MAYBE_DOCUMENT = {
+    "application/octet-stream",
+    "binary/octet-stream",
+    "application/download",
+    "application/x-download",
+    "application/force-download",
+}
+_FEED_TYPES = {"application/rss+xml", "application/atom+xml", "application/rdf+xml"}
 
 
 def content_kind(mime: str) -> str | None:
-    """``html``, ``text``, ``sniff`` (no type given) or ``None`` (unsupported)."""
-    if not mime:
+    """What a ``Content-Type`` promises: ``html``, ``pdf``, ``json``, ``feed``, ``text``,
+    ``sniff`` (no type, or a generic binary type that may hide a document) or ``None``
+    (unsupported: images, audio, archives...)."""
+    if not mime or mime in _BINARY_MAYBE_DOCUMENT:
         return "sniff"
     if mime in _HTML_TYPES:
         return "html"
-    if mime.startswith("text/") or mime in _TEXT_TYPES or mime.endswith(("+json", "+xml")):
+    if mime in ("application/pdf", "application/x-pdf"):
+        return "pdf"
+    if mime in _FEED_TYPES:
+        return "feed"
+    if mime == "application/json" or mime.endswith("+json"):
+        return "json"
+    if mime.startswith("text/") or mime in _TEXT_TYPES or mime.endswith("+xml"):
         return "text"
     return None
 

@@ -29,7 +29,8 @@ from ..api import (
     at_least,
     option,
 )
-from ..content import content_kind, decode_body, extract_html, sniff_kind
+from ..content import APP_SHELL_NOTE, content_kind, decode_body, extract_html, sniff_kind
+from ..documents import feed_to_text, is_feed, is_pdf, pdf_to_text, pretty_json
 from ..hookspecs import hookimpl
 from ..http import (
     is_retryable,
@@ -298,18 +299,58 @@ class DirectProvider:
         notes: list[str] = []
         if too_big:
             notes.append(f"Stopped reading after {format_size(self.options.max_bytes)} (maxBytes)")
-        if kind == "sniff":
+        if is_pdf(body):  # also when the server called it HTML or a generic binary
+            kind = "pdf"
+        elif kind == "sniff":
             kind = sniff_kind(body)
             if kind is None:
                 raise _Failure(
                     "unsupported content type (none given, and the body is not text)", **facts
                 )
-        text = decode_body(body, raw_type)
+        elif kind in ("text", "html") and is_feed(body):
+            kind = "feed"
+        return self._page(url, kind, body, raw_type, final_url, notes, facts)
+
+    @staticmethod
+    def _page(
+        url: str, kind: str, body: bytes, raw_type: str, final_url: str, notes: list, facts: dict
+    ) -> FetchedPage:
+        """The page for a body of *kind*: extracted HTML, PDF text, JSON, a feed, or text."""
         title = None
-        if kind == "html":
-            title, text, extra = extract_html(text, final_url)
+        links: tuple = ()
+        escalate = None
+        if kind == "pdf":
+            text, extra = pdf_to_text(body)
             notes += extra
-        return FetchedPage(url=url, ok=True, title=title, text=text, notes=tuple(notes), **facts)
+            if not text:
+                escalate = "no text"
+            return FetchedPage(
+                url=url, ok=True, text=text, notes=tuple(notes), escalate=escalate, **facts
+            )
+        text = decode_body(body, raw_type)
+        if kind == "feed":
+            parsed = feed_to_text(body)
+            if parsed is not None:
+                title, text = parsed
+                notes.append("a feed: its entries are listed")
+        elif kind == "json":
+            text = pretty_json(text)
+        elif kind == "html":
+            title, text, extra, found = extract_html(text, final_url)
+            notes += extra
+            links = tuple(found)
+            if APP_SHELL_NOTE in extra:
+                escalate = "app shell"
+        return FetchedPage(
+            url=url,
+            ok=True,
+            title=title,
+            text=text,
+            notes=tuple(notes),
+            links=links,
+            escalate=escalate,
+            **facts,
+        )
 
 
 def _create(config: Any) -> DirectProvider:

@@ -54,6 +54,10 @@ PARAMETERS: dict = {
         },
         "highlights": {"type": "boolean", "description": "Return key excerpts (Exa)."},
         "summary": {"type": "boolean", "description": "Return a short summary (Exa)."},
+        "links": {
+            "type": "boolean",
+            "description": "Append the page's links as a numbered list (they are never inline in the text).",
+        },
         "provider": PROVIDER_PARAMETER,
         "fresh": FRESH_PARAMETER,
     },
@@ -119,6 +123,10 @@ def execute(args: dict, ctx: ToolContext) -> ToolResult:
         )
     )
     pages, ages = _pages(chosen, urls, modes, offset + window, bool(args.get("fresh")), ctx)
+    if args.get("provider") is None:
+        pages = _climb(chosen, pages, modes, offset + window, ctx)
+    if args.get("links"):
+        pages = [_with_links(page) for page in pages]
     next_args = {
         key: args[key] for key in ("text_max_characters", "provider") if args.get(key) is not None
     }
@@ -152,12 +160,7 @@ def _pages(
     from ..errors import ProviderError
 
     settings = chosen.config.cache
-    keys = {
-        url: cache.make_key(
-            NAME, chosen.entry.type, chosen.entry.options, {"url": url, "modes": sorted(modes)}
-        )
-        for url in urls
-    }
+    keys = {url: _cache_key(chosen, url, modes) for url in urls}
     found: dict[str, tuple[Any, float | None]] = {}
     for url in urls:
         hit = None if fresh else cache.get(settings, NAME, keys[url])
@@ -191,6 +194,93 @@ def _pages(
     return [found[url][0] for url in urls], [found[url][1] for url in urls]
 
 
+#: Statuses with which sites refuse bots; another fetcher (an API with its own crawler) may pass.
+_REFUSALS = {401, 403, 429}
+
+
+def _needs_another_fetcher(page: Any) -> str | None:
+    """Why *page* is worth fetching again through another provider, or ``None``."""
+    if not page.ok and page.status in _REFUSALS:
+        return f"the {{provider}} fetch was refused (HTTP {page.status})"
+    if page.ok and page.escalate == "app shell":
+        return "the {provider} fetch found an application shell (the content needs JavaScript)"
+    if page.ok and page.escalate:
+        return f"the {{provider}} fetch found {page.escalate}"
+    return None
+
+
+def _climb(chosen: Any, pages: list[Any], modes: dict, need: int, ctx: ToolContext) -> list[Any]:
+    """The fetch ladder: a page refused to a bot (401, 403, 429) or that needs JavaScript is
+    fetched again through the other configured providers that can fetch, in config order; the
+    first that gives it text wins, and the page says which provider produced it."""
+    import attrs
+
+    from .. import cache
+    from ..api import FetchRequest
+    from ..errors import ConfigError, ProviderError
+    from ..registry import resolve_provider
+
+    reasons = {page.url: _needs_another_fetcher(page) for page in pages}
+    todo = [url for url, reason in reasons.items() if reason]
+    if not todo:
+        return pages
+    config = chosen.config
+    wanted = {name for name, on in modes.items() if on}
+    rungs = [entry.name for entry in config.providers if entry.name != chosen.entry.name]
+    better: dict[str, Any] = {}
+    for name in rungs:
+        if not todo:
+            break
+        try:
+            rung = resolve_provider("fetch", name, config=config)
+        except ConfigError:
+            continue  # a provider that cannot fetch (or lacks a key) is not a rung
+        if not wanted <= rung.type.fetch_modes:
+            continue
+        try:
+            response = rung.call(
+                "fetch", FetchRequest(urls=tuple(todo), text_max_characters=need, **modes), ctx
+            )
+        except ProviderError:
+            continue
+        for page in response.pages:
+            if page.url in todo and page.ok and (page.text or page.summary or page.highlights):
+                reason = reasons[page.url].format(provider=chosen.entry.name)
+                note = f"fetched through {rung.entry.name} ({rung.entry.type}): {reason}"
+                better[page.url] = attrs.evolve(page, notes=(note, *page.notes))
+                todo.remove(page.url)
+                # Read on from the cache: the next window needs no ladder again.
+                cache.put(
+                    config.cache,
+                    NAME,
+                    _cache_key(chosen, page.url, modes),
+                    attrs.asdict(better[page.url]),
+                )
+    if not better:
+        return pages
+    return [better.get(page.url, page) for page in pages]
+
+
+def _with_links(page: Any) -> Any:
+    """*page* with its links appended to its text as a numbered list."""
+    import attrs
+
+    if not page.ok or page.text is None:
+        return page
+    if not page.links:
+        return attrs.evolve(page, notes=(*page.notes, "no links are known for this page"))
+    listed = "\n".join(f"{n}. {text or url} <{url}>" for n, (text, url) in enumerate(page.links, 1))
+    return attrs.evolve(page, text=f"{page.text}\n\nLinks:\n{listed}")
+
+
+def _cache_key(chosen: Any, url: str, modes: dict) -> str:
+    from .. import cache
+
+    return cache.make_key(
+        NAME, chosen.entry.type, chosen.entry.options, {"url": url, "modes": sorted(modes)}
+    )
+
+
 def _page_from(value: Any) -> Any:
     from ..api import FetchedPage
 
@@ -198,6 +288,7 @@ def _page_from(value: Any) -> Any:
         value = dict(value)
         for name in ("highlights", "notes"):
             value[name] = tuple(value.get(name) or ())
+        value["links"] = tuple(tuple(link) for link in value.get("links") or ())
         return FetchedPage(**value)
     except (TypeError, ValueError):
         return None  # an entry of another shape: fetch again

@@ -83,7 +83,8 @@ def raw(body: bytes, content_type=None, status: int = 200, headers=None) -> Resp
 
 
 def test_html_article_becomes_markdown_with_title(server):
-    """An HTML article becomes main-content Markdown (links, table) with the page title."""
+    """An HTML article becomes main-content Markdown (heading, table) with the page title; links
+    are kept apart, never inline."""
     server.expect_request("/article").respond_with_data(
         ARTICLE, content_type="text/html; charset=utf-8"
     )
@@ -92,7 +93,9 @@ def test_html_article_becomes_markdown_with_title(server):
     assert page.title == "Test Article & More"
     assert page.content_type == "text/html"
     assert page.status == 200
-    assert "[link](https://example.com/link)" in page.text
+    assert "with a link and enough" in page.text and "](" not in page.text
+    assert ("link", "https://example.com/link") in page.links
+    assert page.text.startswith("# The Big Headline")
     assert "| alpha | 1 |" in page.text.replace("  ", " ")
     assert "should never appear" not in page.text
     assert page.final_url is None
@@ -102,7 +105,8 @@ def test_html_with_little_main_content_falls_back_to_whole_text(server, monkeypa
     """When extraction finds almost nothing, the whole-page text is returned with a note."""
     import trafilatura
 
-    monkeypatch.setattr(trafilatura, "extract", lambda *a, **k: "tiny")
+    monkeypatch.setattr(trafilatura, "bare_extraction", lambda *a, **k: None)
+    monkeypatch.setattr("pi_web_tools.extraction._resiliparse_main", lambda html: "")
     server.expect_request("/").respond_with_data(ARTICLE, content_type="text/html")
     page = fetch_one(server.url_for("/"))
     assert page.ok
@@ -123,12 +127,12 @@ def test_plain_text_passes_through(server):
 
 
 def test_json_passes_through(server):
-    """application/json (and +json) bodies pass through as text."""
+    """application/json (and +json) bodies come back pretty-printed."""
     server.expect_request("/data").respond_with_data(
         '{"a": [1, 2]}', content_type="application/problem+json"
     )
     page = fetch_one(server.url_for("/data"))
-    assert page.ok and page.text == '{"a": [1, 2]}'
+    assert page.ok and page.text == '{\n  "a": [\n    1,\n    2\n  ]\n}'
 
 
 def test_latin1_page_from_header_charset(server):
@@ -166,12 +170,10 @@ def test_undeclared_bad_utf8_is_replaced_not_fatal(server):
     assert page.ok and page.text.startswith("ok ") and page.text.endswith(" done")
 
 
-@pytest.mark.parametrize(
-    "content_type", ["application/octet-stream", "application/pdf", "image/png"]
-)
+@pytest.mark.parametrize("content_type", ["image/png", "video/mp4", "application/zip"])
 def test_binary_types_are_unsupported(server, content_type):
-    """PDFs, images and octet-streams are per-URL failures naming the content type."""
-    server.expect_request("/file").respond_with_response(raw(b"%PDF-1.7\x00\x01\x02", content_type))
+    """Images, video and archives are per-URL failures naming the content type."""
+    server.expect_request("/file").respond_with_response(raw(b"\x89PNG\x00\x01\x02", content_type))
     page = fetch_one(server.url_for("/file"))
     assert page.ok is False
     assert page.error == f"unsupported content type {content_type}"

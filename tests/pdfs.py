@@ -1,0 +1,55 @@
+"""Small PDFs made in the tests: hand-written, with Helvetica text (no PDF library needed)."""
+
+from __future__ import annotations
+
+
+def _escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+
+
+def make_pdf(pages: list[str]) -> bytes:
+    """A valid PDF with one page per string (an empty string gives a page with no text)."""
+    objects: list[bytes] = []
+    count = len(pages)
+    kids = " ".join(f"{3 + 2 * i} 0 R" for i in range(count))
+    objects.append(b"<< /Type /Catalog /Pages 2 0 R >>")
+    objects.append(f"<< /Type /Pages /Kids [{kids}] /Count {count} >>".encode())
+    font = 3 + 2 * count
+    for i, text in enumerate(pages):
+        lines = "".join(
+            f"BT /F1 12 Tf 72 {720 - 16 * n} Td ({_escape(line)}) Tj ET\n"
+            for n, line in enumerate(text.splitlines())
+        ).encode("latin-1")
+        objects.append(
+            f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents {4 + 2 * i} 0 R "
+            f"/Resources << /Font << /F1 {font} 0 R >> >> >>".encode()
+        )
+        objects.append(b"<< /Length %d >>\nstream\n" % len(lines) + lines + b"endstream")
+    objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    for offset in offsets:
+        out += b"%010d 00000 n \n" % offset
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
+        len(objects) + 1,
+        xref,
+    )
+    return bytes(out)
+
+
+def encrypt_pdf(data: bytes, password: str = "secret") -> bytes:
+    """*data* encrypted with a user password (pypdf, a test dependency)."""
+    import io
+
+    from pypdf import PdfReader, PdfWriter
+
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(data)))
+    writer.encrypt(user_password=password, algorithm="AES-128")
+    buffer = io.BytesIO()
+    writer.write(buffer)
+    return buffer.getvalue()

@@ -1,0 +1,260 @@
+"""Documents that are not HTML pages: PDF, JSON, feeds; and pages that need JavaScript or are
+refused to bots, retried through another configured fetcher (end to end through `pi-web`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from pi_web_tools.documents import feed_to_text, is_feed, pdf_to_text, pretty_json
+
+from .conftest import SECRET
+from .fake_apis import FakeExa
+from .pdfs import encrypt_pdf, make_pdf
+
+BIN = Path(sys.executable).parent
+APP_SHELL = (
+    '<!doctype html><html><head><title>App</title><script src="/main.js"></script></head>'
+    '<body><div id="root"></div><noscript>You need to enable JavaScript to run this app.'
+    "</noscript></body></html>"
+)
+RSS = b"""<?xml version="1.0"?><rss version="2.0"><channel><title>Release notes</title>
+<item><title>v2.0 released</title><link>https://ex.test/v2</link>
+<pubDate>Mon, 02 Nov 2026 10:00:00 GMT</pubDate><description>&lt;p&gt;Big &lt;b&gt;news&lt;/b&gt;&lt;/p&gt;</description></item>
+<item><title>v1.9 released</title><link>https://ex.test/v19</link></item></channel></rss>"""
+ATOM = b"""<?xml version="1.0" encoding="utf-8"?><feed xmlns="http://www.w3.org/2005/Atom">
+<title>Blog</title><entry><title>Hello Atom</title><link href="https://ex.test/a"/>
+<updated>2026-11-01T00:00:00Z</updated><summary>First post</summary></entry></feed>"""
+
+
+def test_a_pdf_becomes_text_with_page_markers():
+    text, notes = pdf_to_text(make_pdf(["Hello PDF world\nsecond line", "", "Third page"]))
+    assert text == (
+        "[Page 1 of 3]\nHello PDF world\nsecond line\n\n[Page 2 of 3]\n\n[Page 3 of 3]\nThird page"
+    )
+    assert notes == ["PDF, 3 pages"]
+
+
+@pytest.mark.parametrize(
+    "data, note",
+    [
+        (make_pdf(["", ""]), "has no text layer"),
+        (encrypt_pdf(make_pdf(["secret text"])), "encrypted"),
+        (b"%PDF-1.7 then garbage", "could not be read"),
+    ],
+    ids=["scanned", "encrypted", "damaged"],
+)
+def test_a_pdf_without_readable_text_is_a_note_not_a_failure(data, note):
+    text, notes = pdf_to_text(data)
+    assert text == "" and any(note in n for n in notes)
+
+
+def test_json_is_pretty_printed_and_anything_else_left_as_it_is():
+    assert (
+        pretty_json('{"a":[1,{"b":null}]}')
+        == '{\n  "a": [\n    1,\n    {\n      "b": null\n    }\n  ]\n}'
+    )
+    assert pretty_json("not json {") == "not json {"
+
+
+@pytest.mark.parametrize("feed", [RSS, ATOM], ids=["rss", "atom"])
+def test_feeds_become_a_list_of_entries(feed):
+    assert is_feed(feed)
+    title, text = feed_to_text(feed)
+    if feed is RSS:
+        assert title == "Release notes"
+        assert text.startswith(
+            "1. v2.0 released\n   https://ex.test/v2\n   Published: Mon, 02 Nov 2026 10:00:00 GMT\n   Big news"
+        )
+        assert "2. v1.9 released\n   https://ex.test/v19" in text
+    else:
+        assert title == "Blog" and text.startswith("1. Hello Atom\n   https://ex.test/a")
+
+
+class Site:
+    """A loopback site: PDFs (right and wrong type), an app shell, a bot-refusing page, a feed,
+    JSON and an article with links."""
+
+    ARTICLE = (
+        "<html><head><title>Links page</title></head><body><article><h1>Docs</h1>"
+        "<p>Read the <a href='/guide'>guide</a> and the <a href='https://other.test/api'>API "
+        "reference</a> before you start; this paragraph is long enough to count as content for "
+        "the extractor, which wants a few dozen words of running text before it trusts it.</p>"
+        "<p>A second paragraph adds more words about the documentation so the page is clearly an "
+        "article and not a navigation page of links alone.</p></article></body></html>"
+    )
+
+    def __init__(self):
+        site = self
+        self.hits: dict[str, int] = {}
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_GET(self):
+                site.hits[self.path] = site.hits.get(self.path, 0) + 1
+                routes = {
+                    "/doc.pdf": (
+                        200,
+                        "application/pdf",
+                        make_pdf(["Quarterly report", "Page two"]),
+                    ),
+                    "/mislabelled": (200, "text/html", make_pdf(["Sneaky PDF"])),
+                    "/download": (200, "application/octet-stream", make_pdf(["Downloaded"])),
+                    "/locked.pdf": (200, "application/pdf", encrypt_pdf(make_pdf(["x"]))),
+                    "/app": (200, "text/html; charset=utf-8", APP_SHELL.encode()),
+                    "/guarded": (403, "text/html", b"<title>Access denied</title>"),
+                    "/feed": (200, "application/rss+xml", RSS),
+                    "/data.json": (200, "application/json", b'{"ok":true,"items":[1,2]}'),
+                    "/links": (200, "text/html; charset=utf-8", Site.ARTICLE.encode()),
+                }
+                status, kind, body = routes.get(self.path, (404, "text/plain", b"nope"))
+                self.send_response(status)
+                self.send_header("Content-Type", kind)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def site():
+    server = Site()
+    yield server
+    server.close()
+
+
+DIRECT = {"name": "direct", "type": "direct", "options": {"allowPrivateNetwork": True}}
+
+
+def _fetch(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [str(BIN / "pi-web"), "fetch", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
+
+
+def test_pi_web_fetch_reads_pdfs_whatever_the_server_calls_them(site, write_config):
+    write_config({"providers": [DIRECT]})
+    proc = _fetch(f"{site.url}/doc.pdf", f"{site.url}/mislabelled", f"{site.url}/download")
+    assert proc.returncode == 0, proc.stderr
+    sections = proc.stdout.split("\n\n---\n\n")
+    assert (
+        "Note: PDF, 2 pages\n\n[Page 1 of 2]\nQuarterly report\n\n[Page 2 of 2]\nPage two"
+        in sections[0]
+    )
+    assert "[Page 1 of 1]\nSneaky PDF" in sections[1]
+    assert "[Page 1 of 1]\nDownloaded" in sections[2]
+
+
+def test_an_encrypted_pdf_is_a_note_in_its_section_not_a_failed_call(site, write_config):
+    write_config({"providers": [DIRECT]})
+    proc = _fetch(f"{site.url}/locked.pdf", f"{site.url}/doc.pdf")
+    assert proc.returncode == 0, proc.stderr
+    assert "Note: the PDF is encrypted (password protected); its text cannot be read" in proc.stdout
+    assert "Quarterly report" in proc.stdout
+
+
+def test_an_application_shell_says_so_instead_of_an_empty_success(site, write_config):
+    write_config({"providers": [DIRECT]})
+    proc = _fetch(f"{site.url}/app")
+    assert proc.returncode == 0, proc.stderr
+    assert (
+        "Note: this page is an application shell: its content is drawn by JavaScript" in proc.stdout
+    )
+
+
+@pytest.fixture
+def exa(site, write_config):
+    with FakeExa(SECRET) as fake:
+        write_config(
+            {
+                "defaultProvider": "direct",
+                "providers": [
+                    DIRECT,
+                    {
+                        "name": "exa",
+                        "type": "exa",
+                        "apiKey": SECRET,
+                        "options": {"baseUrl": fake.base_url},
+                    },
+                ],
+            }
+        )
+        yield fake
+
+
+def test_an_application_shell_is_retried_through_a_configured_fetcher_and_labelled(site, exa):
+    proc = _fetch(f"{site.url}/app")
+    assert proc.returncode == 0, proc.stderr
+    assert (
+        "Note: fetched through exa (exa): the direct fetch found an application shell "
+        "(the content needs JavaScript)" in proc.stdout
+    )
+    assert f"Text of {site.url}/app" in proc.stdout
+    assert [r["json"]["urls"] for r in exa.requests] == [[f"{site.url}/app"]]
+    again = _fetch(f"{site.url}/app")  # reading on: from the cache, no second ladder
+    assert f"Text of {site.url}/app" in again.stdout and len(exa.requests) == 1
+
+
+def test_a_page_refused_to_bots_is_retried_through_a_configured_fetcher(site, exa):
+    proc = _fetch(f"{site.url}/guarded", f"{site.url}/doc.pdf")
+    assert proc.returncode == 0, proc.stderr
+    assert "Note: fetched through exa (exa): the direct fetch was refused (HTTP 403)" in proc.stdout
+    assert f"Text of {site.url}/guarded" in proc.stdout and "Quarterly report" in proc.stdout
+    assert [r["json"]["urls"] for r in exa.requests] == [[f"{site.url}/guarded"]]
+    assert SECRET not in proc.stdout + proc.stderr
+
+
+def test_an_explicit_provider_is_never_second_guessed(site, exa):
+    proc = _fetch(f"{site.url}/guarded", "--provider", "direct")
+    assert proc.returncode == 1 and "HTTP 403 Forbidden" in proc.stdout
+    assert exa.requests == []
+
+
+def test_feeds_json_and_links_through_pi_web(site, write_config):
+    write_config({"providers": [DIRECT]})
+    proc = subprocess.run(
+        [
+            str(BIN / "pi-web"),
+            "call",
+            "web_fetch",
+            json.dumps(
+                {
+                    "urls": [f"{site.url}/feed", f"{site.url}/data.json", f"{site.url}/links"],
+                    "links": True,
+                }
+            ),
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    text = json.loads(proc.stdout)["content"][0]["text"]
+    feed, data, links = text.split("\n\n---\n\n")
+    assert feed.startswith("## [1/3] Release notes") and "1. v2.0 released" in feed
+    assert '{\n  "ok": true,\n  "items": [\n    1,\n    2\n  ]\n}' in data
+    assert "](" not in links
+    assert (
+        f"Links:\n1. guide <{site.url}/guide>\n2. API reference <https://other.test/api>" in links
+    )
