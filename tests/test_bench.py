@@ -57,3 +57,24 @@ def test_mcp_startup_row_is_skipped_when_the_fetch_server_cannot_be_installed(
     assert row["measured"] is None
     assert "fetch server skipped: installing mcp-server-fetch failed:" in row["note"]
     assert row["note"].startswith("ours ") and " ms" in row["note"]
+
+
+EXTRACT = BENCH.parent / "extract.py"
+DATA = BENCH.parent.parent.parent / "shared" / "data"
+
+
+def test_extraction_benchmark_runs_in_quick_mode(tmp_path):
+    """`python bench/extract.py --quick` reads pages through web_fetch and scores them with the
+    data sets' own evaluate.py, next to trafilatura (needs the shared benchmark data)."""
+    assert DATA.is_dir(), f"the benchmark data is expected in {DATA}"
+    proc = subprocess.run(
+        [sys.executable, str(EXTRACT), "--quick"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    for label in ("Zyte articles (F1)", "WCXB forum (word F1)", "extraction time vs trafilatura"):
+        assert label in proc.stdout
+    assert "pages through web_fetch" in proc.stdout

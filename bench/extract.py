@@ -1,0 +1,278 @@
+"""Extraction quality of web_fetch on the Zyte article benchmark and the WCXB dev sample.
+
+Every page is read through the tool as a user calls it: `web_fetch` of the page's own URL (made
+http), paged with `offset` until its end, in a host with the direct fetcher, while a loopback
+proxy (the standard ``HTTP_PROXY`` variable) answers each URL with the benchmark's HTML. The
+outputs are scored by both data sets' own, unmodified ``evaluate.py``, next to trafilatura's
+defaults on the same pages in the same run; the extraction time of our extractor is compared
+with trafilatura's on the same pages. Exits 1 when a goal is missed.
+
+    python bench/extract.py            # all 775 pages (a few minutes on 2 cores)
+    python bench/extract.py --quick    # 2 pages per type and 8 articles; goals not enforced
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from multiprocessing import Pool
+from pathlib import Path
+from urllib.parse import urlsplit
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT.parent / "shared" / "data"
+TYPES = ("article", "documentation", "service", "forum", "collection", "listing", "product")
+#: The goals of issue 14: Zyte F1, WCXB per-type F1 (the best published system's), time ratio.
+ZYTE_GOAL = 0.96
+WCXB_GOALS = {
+    "article": 0.932,
+    "documentation": 0.932,
+    "service": 0.844,
+    "forum": 0.808,
+    "collection": 0.716,
+    "listing": 0.710,
+    "product": 0.641,
+}
+TIME_RATIO_LIMIT = 1.5
+WINDOW = 100_000
+
+
+def _pages(data: Path, quick: bool) -> list[dict]:
+    """Every page: data set, id, the URL the tool is given, the HTML file, the page type."""
+    zyte, wcxb = data / "zyte-article-benchmark", data / "wcxb-dev-sample"
+    truth = json.loads((zyte / "ground-truth.json").read_text())
+    pages = []
+    for key in sorted(truth)[: 8 if quick else None]:
+        pages.append({"set": "zyte", "id": key, "url": truth[key].get("url"), "type": "article"})
+    per_type: dict[str, int] = {}
+    for path in sorted((wcxb / "ground-truth").glob("*.json")):
+        record = json.loads(path.read_text())
+        kind = ((record.get("_internal") or {}).get("page_type") or {}).get("primary", "article")
+        kind = "collection" if kind == "category" else kind
+        if quick and per_type.get(kind, 0) >= 2:
+            continue
+        per_type[kind] = per_type.get(kind, 0) + 1
+        pages.append({"set": "wcxb", "id": path.stem, "url": record.get("url"), "type": kind})
+    for page in pages:
+        root = zyte if page["set"] == "zyte" else wcxb
+        page["file"] = str(root / "html" / f"{page['id']}.html.gz")
+        url = page["url"] or f"http://bench.invalid/{page['set']}/{page['id']}"
+        page["url"] = re.sub(r"^https:", "http:", url)  # the proxy answers plain HTTP
+        if "#" in page["url"]:
+            page["url"] = page["url"].split("#", 1)[0]
+    return pages
+
+
+class Proxy:
+    """A loopback HTTP proxy that answers each benchmark URL with its page's HTML."""
+
+    def __init__(self, pages: list[dict]):
+        by_url = {page["url"]: page["file"] for page in pages}
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_GET(self):
+                path = by_url.get(self.path)  # a proxy gets the absolute URL
+                if path is None:
+                    self.send_error(404)
+                    return
+                body = gzip.open(path).read()
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html; charset=utf-8")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+
+
+_host = None
+
+
+def _start(agent: str, proxy: str) -> None:
+    """Each worker: its own host, the shared config, requests through the loopback proxy."""
+    global _host
+    os.environ.update({"PI_CODING_AGENT_DIR": agent, "HTTP_PROXY": proxy, "http_proxy": proxy})
+    os.environ["XDG_CACHE_HOME"] = str(Path(agent) / f"cache-{os.getpid()}")
+    for name in ("NO_PROXY", "no_proxy", "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"):
+        os.environ.pop(name, None)
+    import pi_web_tools.plugin
+    from pi_hostspec import Host, get_plugin_manager
+
+    _host = Host(get_plugin_manager(load_entrypoints=False, plugins=[pi_web_tools.plugin]))
+
+
+_TAIL = re.compile(
+    r"\n\n\[Showing characters (\d+)–(\d+) of \d+\+?(?:\. Next: web_fetch (.*)\]|: the end of the page\.\])$"
+)
+
+
+def _read_whole_page(url: str) -> str:
+    """The page's text as the model reads it: windows joined until no next call is offered."""
+    parts, offset = [], 0
+    for _ in range(200):
+        args = {"urls": [url], "text_max_characters": WINDOW}
+        if offset:
+            args["offset"] = offset
+        result = _host.call("web_fetch", args)
+        if result.is_error:
+            return ""
+        text = result.text.split("\n\n[Output truncated:", 1)[0]
+        head_end = text.find("\n\n")
+        tail = _TAIL.search(text)
+        body = text[head_end + 2 : tail.start() if tail else len(text)] if head_end != -1 else ""
+        parts.append(body)
+        if not tail or tail.group(3) is None:
+            break
+        offset = json.loads(tail.group(3))["offset"]
+    return "".join(parts)
+
+
+def _work(page: dict) -> dict:
+    import trafilatura
+
+    from pi_web_tools import extraction
+
+    html = gzip.open(page["file"]).read().decode("utf-8", "replace")
+    ours = _read_whole_page(page["url"])
+    start = time.perf_counter()
+    extraction.extract(html, page["url"])
+    ours_time = time.perf_counter() - start
+    start = time.perf_counter()
+    try:
+        theirs = trafilatura.extract(html, url=page["url"]) or ""
+    except Exception:  # noqa: BLE001 - a baseline failure scores as empty
+        theirs = ""
+    return {
+        **page,
+        "ours": ours,
+        "theirs": theirs,
+        "ours_time": ours_time,
+        "theirs_time": time.perf_counter() - start,
+    }
+
+
+def _zyte_scores(data: Path, work: Path, results: list[dict]) -> dict[str, float]:
+    """F1 of each system by the Zyte benchmark's own evaluate.py."""
+    folder = work / "zyte"
+    (folder / "output").mkdir(parents=True)
+    shutil.copy(data / "zyte-article-benchmark" / "evaluate.py", folder)
+    truth = json.loads((data / "zyte-article-benchmark" / "ground-truth.json").read_text())
+    mine = [r for r in results if r["set"] == "zyte"]
+    (folder / "ground-truth.json").write_text(json.dumps({r["id"]: truth[r["id"]] for r in mine}))
+    for system in ("ours", "theirs"):
+        body = {"version": "", "output": {r["id"]: {"articleBody": r[system]} for r in mine}}
+        (folder / "output" / f"{system}.json").write_text(json.dumps(body))
+    subprocess.run(
+        [sys.executable, "evaluate.py", "--n-bootstrap", "100", "--output", "scores.json"],
+        cwd=folder,
+        check=True,
+        capture_output=True,
+    )
+    scores = json.loads((folder / "scores.json").read_text())
+    return {system: scores[system]["f1"] for system in ("ours", "theirs")}
+
+
+def _wcxb_scores(data: Path, work: Path, results: list[dict]) -> dict[str, dict[str, float]]:
+    """Per-type word F1 of each system by WCXB's own evaluate.py."""
+    folder = work / "wcxb"
+    truth = folder / "dev" / "ground-truth"
+    truth.mkdir(parents=True)
+    shutil.copy(data / "wcxb-dev-sample" / "evaluate.py", folder)
+    mine = [r for r in results if r["set"] == "wcxb"]
+    for r in mine:
+        shutil.copy(data / "wcxb-dev-sample" / "ground-truth" / f"{r['id']}.json", truth)
+    scores = {}
+    for system in ("ours", "theirs"):
+        (folder / f"{system}.json").write_text(json.dumps({r["id"]: r[system] for r in mine}))
+        out = subprocess.run(
+            [
+                sys.executable,
+                "evaluate.py",
+                "--split",
+                "dev",
+                "--results",
+                f"{system}.json",
+                "--per-type",
+            ],
+            cwd=folder,
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
+        scores[system] = {
+            m.group(1): float(m.group(2))
+            for m in re.finditer(r"^\s+(\w+)\s+\d+\s+([\d.]+)\s", out, re.M)
+        }
+    return scores
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark; print the table; exit 1 when a goal is missed (not with --quick)."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="a few pages; goals not enforced")
+    parser.add_argument("--data", type=Path, default=DATA, help="the shared data folder")
+    options = parser.parse_args(argv)
+    if not (options.data / "zyte-article-benchmark").is_dir():
+        print(
+            f"bench/extract.py: no benchmark data in {options.data} (see --data)", file=sys.stderr
+        )
+        return 2
+    pages = _pages(options.data, options.quick)
+    proxy = Proxy(pages)
+    with tempfile.TemporaryDirectory() as agent:
+        config = {
+            "providers": [{"name": "direct", "type": "direct", "options": {"timeoutSeconds": 60}}]
+        }
+        (Path(agent) / "web-search.json").write_text(json.dumps(config))
+        (Path(agent) / "web-search.json").chmod(0o600)
+        started = time.monotonic()
+        with Pool(2, initializer=_start, initargs=(agent, proxy.url)) as pool:
+            results = list(pool.imap_unordered(_work, pages, chunksize=2))
+        elapsed = time.monotonic() - started
+        zyte = _zyte_scores(options.data, Path(agent), results)
+        wcxb = _wcxb_scores(options.data, Path(agent), results)
+    ours_time = sum(r["ours_time"] for r in results)
+    theirs_time = sum(r["theirs_time"] for r in results)
+    ratio = ours_time / theirs_time if theirs_time else 0.0
+    rows = [("Zyte articles (F1)", zyte["ours"], zyte["theirs"], ZYTE_GOAL)]
+    rows += [
+        (f"WCXB {kind} (word F1)", wcxb["ours"].get(kind, 0.0), wcxb["theirs"].get(kind, 0.0), goal)
+        for kind, goal in WCXB_GOALS.items()
+    ]
+    print(f"{'':30} {'web_fetch':>10} {'trafilatura':>12} {'goal':>7}  result")
+    missed = 0
+    for label, ours, theirs, goal in rows:
+        ok = ours >= goal
+        missed += not ok
+        print(f"{label:30} {ours:10.3f} {theirs:12.3f} {goal:7.3f}  {'ok' if ok else 'MISSED'}")
+    ok = ratio <= TIME_RATIO_LIMIT
+    missed += not ok
+    print(
+        f"{'extraction time vs trafilatura':30} {ratio:9.2f}x {'1.00x':>12} {TIME_RATIO_LIMIT:6.2f}x  "
+        f"{'ok' if ok else 'MISSED'}  ({ours_time:.1f} s vs {theirs_time:.1f} s)"
+    )
+    print(f"{len(pages)} pages through web_fetch in {elapsed:.0f} s (2 workers)")
+    if options.quick:
+        print("quick mode: goals not enforced")
+        return 0
+    return 1 if missed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
