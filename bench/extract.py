@@ -73,18 +73,28 @@ def _pages(data: Path, quick: bool) -> list[dict]:
     return pages
 
 
+def _same(url: str) -> str:
+    """*url* as a lookup key: host lower-cased, the path and query unquoted (the HTTP library
+    normalizes both before they reach the proxy)."""
+    from urllib.parse import unquote
+
+    parts = urlsplit(url)
+    query = f"?{unquote(parts.query)}" if parts.query else ""
+    return f"{parts.netloc.lower()}{unquote(parts.path) or '/'}{query}"
+
+
 class Proxy:
     """A loopback HTTP proxy that answers each benchmark URL with its page's HTML."""
 
     def __init__(self, pages: list[dict]):
-        by_url = {page["url"]: page["file"] for page in pages}
+        by_url = {_same(page["url"]): page["file"] for page in pages}
 
         class Handler(BaseHTTPRequestHandler):
             def log_message(self, *args):
                 pass
 
             def do_GET(self):
-                path = by_url.get(self.path)  # a proxy gets the absolute URL
+                path = by_url.get(_same(self.path))  # a proxy gets the absolute URL
                 if path is None:
                     self.send_error(404)
                     return
