@@ -55,11 +55,11 @@ def test_kagi_only_routes(agent_dir):
 
 
 def test_exa_only_routes(agent_dir):
-    """Exa searches and fetches; summarize has no provider."""
+    """Exa searches, fetches and summarizes."""
     assert _routes(agent_dir, "exa-only.json") == {
         "search": "exa",
         "fetch": "exa",
-        "summarize": None,
+        "summarize": "exa",
     }
 
 
