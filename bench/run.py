@@ -61,7 +61,7 @@ def bench_overhead(agent: Path, reps: int) -> dict:
                     "name": "kagi",
                     "type": "kagi",
                     "apiKey": KEY,
-                    "options": {"baseUrl": f"{fake.url}/api/v0"},
+                    "options": {"baseUrl": f"{fake.url}/api/v0", "apiVersion": "v0"},
                 }
             ],
         )
@@ -113,7 +113,7 @@ def bench_concurrency(agent: Path, reps: int) -> list[dict]:
                     "name": "kagi",
                     "type": "kagi",
                     "apiKey": KEY,
-                    "options": {"baseUrl": f"{fake.url}/api/v0"},
+                    "options": {"baseUrl": f"{fake.url}/api/v0", "apiVersion": "v0"},
                 },
                 {"name": "direct", "type": "direct", "options": {"allowPrivateNetwork": True}},
             ],
@@ -171,7 +171,7 @@ def bench_connections(agent: Path, calls: int) -> list[dict]:
                     "name": "kagi",
                     "type": "kagi",
                     "apiKey": KEY,
-                    "options": {"baseUrl": f"{url}/api/v0"},
+                    "options": {"baseUrl": f"{url}/api/v0", "apiVersion": "v0"},
                 }
             ],
             "web_search",
