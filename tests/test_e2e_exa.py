@@ -129,3 +129,17 @@ def test_a_failed_summary_names_exa_s_tag(exa):
         "summarize failed: Exa: could not summarize https://a.example/missing: "
         "CRAWL_NOT_FOUND (HTTP 404)"
     )
+
+
+def test_the_fake_refuses_livecrawl_with_max_age_hours_as_exa_does(exa):
+    """The fake is faithful: livecrawl with maxAgeHours is a 400 INVALID_REQUEST, so the
+    provider's request above (maxAgeHours alone) passing means it never sends both."""
+    import requests
+
+    answer = requests.post(
+        f"{exa.base_url}/contents",
+        json={"urls": ["https://a.example/"], "livecrawl": "always", "maxAgeHours": 0},
+        headers={"x-api-key": SECRET},
+        timeout=10,
+    )
+    assert answer.status_code == 400 and answer.json()["tag"] == "INVALID_REQUEST"
