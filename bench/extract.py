@@ -155,7 +155,6 @@ def _read_whole_page(url: str) -> str:
 
 def _work(page: dict) -> dict:
     import trafilatura
-
     from pi_web_tools import extraction
 
     html = gzip.open(page["file"]).read().decode("utf-8", "replace")

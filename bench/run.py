@@ -63,7 +63,7 @@ def bench_overhead(agent: Path, reps: int) -> dict:
                     "name": "kagi",
                     "type": "kagi",
                     "apiKey": KEY,
-                    "options": {"baseUrl": f"{fake.url}/api/v0"},
+                    "options": {"baseUrl": f"{fake.url}/api/v0", "apiVersion": "v0"},
                 }
             ],
         )
@@ -115,7 +115,7 @@ def bench_concurrency(agent: Path, reps: int) -> list[dict]:
                     "name": "kagi",
                     "type": "kagi",
                     "apiKey": KEY,
-                    "options": {"baseUrl": f"{fake.url}/api/v0"},
+                    "options": {"baseUrl": f"{fake.url}/api/v0", "apiVersion": "v0"},
                 },
                 {"name": "direct", "type": "direct", "options": {"allowPrivateNetwork": True}},
             ],
@@ -173,7 +173,7 @@ def bench_connections(agent: Path, calls: int) -> list[dict]:
                     "name": "kagi",
                     "type": "kagi",
                     "apiKey": KEY,
-                    "options": {"baseUrl": f"{url}/api/v0"},
+                    "options": {"baseUrl": f"{url}/api/v0", "apiVersion": "v0"},
                 }
             ],
             "web_search",
@@ -270,7 +270,7 @@ def bench_cached_fetch(agent: Path, reps: int) -> list[dict]:
             result = host.call("web_fetch", args)
             cached.append(time.perf_counter() - start)
             assert result.details["urls"][0]["cache"]["hit"], result.details
-            pages, _ = web_fetch._pages(selection, [url], {"text": True}, 12000, False, None)
+            pages, _, _ = web_fetch._pages(selection, [url], {"text": True}, 12000, False, None)
             start = time.perf_counter()
             web_fetch._render(pages, 0, 12000, {})
             formatting.append(time.perf_counter() - start)

@@ -356,6 +356,11 @@ class ProviderType:
         one provider of this type (how ``KAGI_API_KEY`` works).
     :param fallback_for: capabilities this keyless type serves when no configured provider can
         (``direct`` serves ``fetch``).
+    :param on_request: capabilities a configured provider of this type serves only when asked
+        for by name: the call's ``provider`` argument, or the config's per-tool default
+        (``defaultFetchProvider`` for ``fetch``); never as the ``defaultProvider`` or as the
+        first provider able. Kagi declares ``fetch``: Kagi Extract costs credit and reads https
+        only, so a Kagi user's ``web_fetch`` keeps the keyless fetcher unless they choose it.
     :param shared_file_key: the flat key other pi extensions store this service's key under in
         the shared ``web-search.json`` (``"exaApiKey"``).
     :param precedence: order among implicit providers (flat keys, environment): lower first.
@@ -379,6 +384,7 @@ class ProviderType:
     api_key_env: str | None = None
     env_key_implies_provider: bool = False
     fallback_for: frozenset = field(default=frozenset(), converter=_capabilities)
+    on_request: frozenset = field(default=frozenset(), converter=_capabilities)
     shared_file_key: str | None = None
     precedence: int = 100
     search_filters: frozenset = field(default=frozenset(), converter=_capabilities)
@@ -399,6 +405,8 @@ class ProviderType:
             problems.append("no capabilities")
         if self.fallback_for - self.capabilities:
             problems.append("fallback_for names capabilities it does not have")
+        if self.on_request - self.capabilities:
+            problems.append("on_request names capabilities it does not have")
         if self.fallback_for and self.needs_api_key:
             problems.append("fallback_for is for keyless types (needs_api_key=False)")
         bad_filters = self.search_filters - set(SEARCH_FILTERS)
@@ -422,6 +430,11 @@ class ProviderType:
     def can(self, capability: str) -> bool:
         """Whether providers of this type serve *capability*."""
         return capability in self.capabilities
+
+    def serves_by_default(self, capability: str) -> bool:
+        """Whether a provider of this type may be picked for *capability* without being named
+        (it can, and *capability* is not one of its :attr:`on_request` ones)."""
+        return self.can(capability) and capability not in self.on_request
 
 
 def check_response(provider: str, capability: str, value: Any) -> Any:

@@ -49,7 +49,19 @@ __all__ = [
 
 AGENT_DIR_ENV = "PI_CODING_AGENT_DIR"
 MAX_CONFIG_BYTES = 1024 * 1024
-_TOP_LEVEL_KEYS = ("defaultProvider", "providers", "cache")
+#: ``defaultFetchProvider`` and its kind: a provider for one tool only.
+TOOL_DEFAULT_KEYS = {
+    "search": "defaultSearchProvider",
+    "fetch": "defaultFetchProvider",
+    "summarize": "defaultSummarizeProvider",
+}
+_TOP_LEVEL_KEYS = (
+    "defaultProvider",
+    "providers",
+    "cache",
+    "providerOptions",
+    *TOOL_DEFAULT_KEYS.values(),
+)
 _ENTRY_KEYS = ("name", "type", "apiKey", "options")
 
 
@@ -57,8 +69,15 @@ _ENTRY_KEYS = ("name", "type", "apiKey", "options")
 class Config:
     """The validated config: providers in file order, the default, and warnings.
 
-    ``source`` is ``"file"``, ``"env"`` (no file; providers implied by key variables) or
-    ``"none"`` (no file, no key).
+    ``source`` is ``"file"``, ``"env"`` (no file; providers implied by key variables),
+    ``"none"`` (no file, no key) or ``"ignored"`` (the file is invalid and a keyless fallback
+    serves the call without it; ``ignored`` says why).
+
+    ``shape`` is ``"list"`` when the file has a ``providers`` list, ``"shared"`` when it has
+    none (the shared file of other pi extensions: providers come from flat keys such as
+    ``kagiApiKey`` and key variables). ``notes`` are facts for ``pi-web config`` (keys of other
+    extensions ignored); ``warnings`` also reach the tools' details. ``tool_defaults`` maps a
+    capability to the provider ``default<Capability>Provider`` names.
     """
 
     path: Path
@@ -68,10 +87,18 @@ class Config:
     warnings: tuple[str, ...] = ()
     key_problems: tuple[str, ...] = ()
     cache: CacheSettings = CacheSettings()
+    shape: str = "list"
+    notes: tuple[str, ...] = ()
+    tool_defaults: tuple[tuple[str, str], ...] = ()
+    ignored: str | None = None
 
     def get(self, name: str) -> ProviderConfig | None:
         """The provider called *name*, or ``None``."""
         return next((p for p in self.providers if p.name == name), None)
+
+    def default_for(self, capability: str) -> str | None:
+        """The provider named by ``default<Capability>Provider`` (``defaultFetchProvider``)."""
+        return dict(self.tool_defaults).get(capability)
 
 
 def agent_dir() -> Path:
@@ -96,10 +123,12 @@ def example_config(provider_type: str = "kagi", *, needs_key: bool = True) -> st
     return json.dumps(body, indent=2)
 
 
-def _problem(path: Path, message: str, example_type: str = "kagi") -> ConfigError:
+def _problem(
+    path: Path, message: str, example_type: str = "kagi", *, needs_key: bool = True
+) -> ConfigError:
     return ConfigError(
         f"Invalid web search config {path}: {message}\n"
-        f"A minimal valid file looks like:\n{example_config(example_type)}"
+        f"A minimal valid file looks like:\n{example_config(example_type, needs_key=needs_key)}"
     )
 
 
@@ -300,16 +329,42 @@ def parse_config(text: str, path: Path, types: Mapping[str, ProviderType]) -> Co
         raise _problem(path, "not valid JSON: nested too deeply.") from None
     if not isinstance(raw, dict):
         raise _problem(path, f"the top level must be an object, got {describe(raw, show=True)}.")
-    warnings = []
-    unknown_top = [key for key in raw if key not in _TOP_LEVEL_KEYS]
-    if unknown_top:
-        warnings.append(f"unknown top-level key(s) {', '.join(map(repr, unknown_top))} ignored")
-    if "providers" not in raw:
-        raise _problem(path, '"providers" is missing: it must be a non-empty list of providers.')
-    providers_raw = raw["providers"]
-    if not isinstance(providers_raw, list):
+    flat = {t.shared_file_key: t for t in types.values() if t.shared_file_key}
+    warnings: list[str] = []
+    notes: list[str] = []
+    foreign = [key for key in raw if key not in _TOP_LEVEL_KEYS and key not in flat]
+    if foreign:
+        notes.append(
+            f"top-level key(s) {', '.join(map(repr, foreign))} are not pi-web-tools settings "
+            "(this file is shared with other pi extensions); ignored"
+        )
+    providers_raw = raw.get("providers")
+    if isinstance(providers_raw, dict) and ("type" in providers_raw or "name" in providers_raw):
+        raise _problem(
+            path,
+            '"providers" must be a list of providers; this one is a single entry: '
+            "put it inside [ ].",
+        )
+    if providers_raw is not None and not isinstance(providers_raw, (list, dict)):
         raise _problem(
             path, f'"providers" must be a list, got {describe(providers_raw, show=True)}.'
+        )
+    if not isinstance(providers_raw, list):
+        present = [key for key in flat if key in raw]
+        if providers_raw is None and not present and not foreign:
+            raise _problem(
+                path, '"providers" is missing: it must be a non-empty list of providers.'
+            )
+        return _shared_file(raw, path, types, notes)
+    present = [key for key in flat if key in raw]
+    if present:
+        notes.append(
+            f'flat key(s) {", ".join(map(repr, present))} ignored: the "providers" list wins'
+        )
+    if "providerOptions" in raw:
+        warnings.append(
+            "providerOptions ignored: it sets options of implicit providers (flat keys, key "
+            'variables); with a "providers" list, give each entry its "options"'
         )
     if not providers_raw:
         raise _problem(path, '"providers" is empty: add at least one provider.')
@@ -318,6 +373,7 @@ def parse_config(text: str, path: Path, types: Mapping[str, ProviderType]) -> Co
     key_problems: list[str] = []
     providers: list[ProviderConfig] = []
     seen: dict[str, int] = {}
+    example: str | None = None  # the type of the first entry with a problem, for the example
     for index, entry in enumerate(providers_raw):
         where = f"providers[{index}]"
         if not isinstance(entry, dict):
@@ -355,6 +411,7 @@ def parse_config(text: str, path: Path, types: Mapping[str, ProviderType]) -> Co
         if api_key is not None and (not isinstance(api_key, str) or not api_key.strip()):
             got = "an empty string" if isinstance(api_key, str) else describe(api_key, show=True)
             errors.append(f"{where}.apiKey: must be a non-empty string, got {got}")
+            example = example or kind
             continue
         if api_key is not None:
             api_key = api_key.strip()  # a pasted key often carries a newline
@@ -374,25 +431,29 @@ def parse_config(text: str, path: Path, types: Mapping[str, ProviderType]) -> Co
         errors.extend(option_errors)
         warnings.extend(option_warnings)
         if option_errors:
+            example = example or kind
             continue
         providers.append(
             ProviderConfig(
-                name=name, type=kind, api_key=api_key, options=options, key_from_env=key_from_env
+                name=name,
+                type=kind,
+                api_key=api_key,
+                options=options,
+                key_from_env=key_from_env,
+                origin=f"providers[{index}]",
             )
         )
 
-    default = raw.get("defaultProvider")
-    if default is not None:
-        if not isinstance(default, str):
-            errors.append(
-                f"defaultProvider: expected a provider name (string), got {describe(default, show=True)}"
-            )
-        elif default not in seen:
-            names = ", ".join(seen) or "none"
-            errors.append(f"defaultProvider: {default!r} is not one of the providers ({names})")
+    default, tool_defaults = _defaults(raw, providers, types, errors, seen)
     if errors:
         listing = "\n".join(f"- {line}" for line in errors)
-        raise _problem(path, f"{len(errors)} problem(s):\n{listing}")
+        example = example or "kagi"
+        raise _problem(
+            path,
+            f"{len(errors)} problem(s):\n{listing}",
+            example,
+            needs_key=types[example].needs_api_key if example in types else True,
+        )
     cache, cache_warnings = parse_cache(raw.get("cache"))
     return Config(
         path=path,
@@ -402,6 +463,139 @@ def parse_config(text: str, path: Path, types: Mapping[str, ProviderType]) -> Co
         warnings=tuple(warnings + cache_warnings),
         key_problems=tuple(key_problems),
         cache=cache,
+        notes=tuple(notes),
+        tool_defaults=tool_defaults,
+    )
+
+
+def _defaults(
+    raw: dict,
+    providers: list[ProviderConfig],
+    types: Mapping[str, ProviderType],
+    errors: list[str],
+    seen: Mapping[str, Any],
+) -> tuple[str | None, tuple[tuple[str, str], ...]]:
+    """``defaultProvider`` and the per-tool defaults, checked against the provider names."""
+    default = raw.get("defaultProvider")
+    if default is not None:
+        if not isinstance(default, str):
+            errors.append(
+                f"defaultProvider: expected a provider name (string), got {describe(default, show=True)}"
+            )
+        elif default not in seen:
+            names = ", ".join(seen) or "none"
+            errors.append(f"defaultProvider: {default!r} is not one of the providers ({names})")
+    tool_defaults = []
+    for capability, key in TOOL_DEFAULT_KEYS.items():
+        value = raw.get(key)
+        if value is None:
+            continue
+        entry = next((p for p in providers if p.name == value), None)
+        if not isinstance(value, str):
+            errors.append(
+                f"{key}: expected a provider name (string), got {describe(value, show=True)}"
+            )
+        elif value not in seen:
+            names = ", ".join(seen) or "none"
+            errors.append(f"{key}: {value!r} is not one of the providers ({names})")
+        elif entry is not None and not types[entry.type].can(capability):
+            able = ", ".join(p.name for p in providers if types[p.type].can(capability))
+            errors.append(
+                f"{key}: {value!r} (type {entry.type}) cannot {capability}; "
+                f"providers that can: {able or 'none'}"
+            )
+        else:
+            tool_defaults.append((capability, value))
+    return default, tuple(tool_defaults)
+
+
+def _implicit_options(
+    raw: Any, types: Mapping[str, ProviderType], errors: list[str], warnings: list[str]
+) -> dict[str, Any]:
+    """``providerOptions``: ``{"<type>": {options}}`` for the implicit providers of a file with
+    no ``providers`` list (flat keys, key variables), checked like an entry's ``options``."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        errors.append(
+            f"providerOptions: expected an object of options by type, got {describe(raw, show=True)}"
+        )
+        return {}
+    found = {}
+    for kind, given in raw.items():
+        if kind not in types:
+            warnings.append(
+                f"providerOptions: unknown type {kind!r} ignored (known: {', '.join(types)})"
+            )
+            continue
+        options, option_errors, option_warnings = structure_options(
+            f"providerOptions.{kind}", given, types[kind].options_class
+        )
+        errors.extend(option_errors)
+        warnings.extend(option_warnings)
+        if options is not None:
+            found[kind] = options
+    return found
+
+
+def _shared_file(
+    raw: dict, path: Path, types: Mapping[str, ProviderType], notes: list[str]
+) -> Config:
+    """A file with no ``providers`` list: the shared file of other pi extensions. Each flat key
+    a type declares (``kagiApiKey``, ``exaApiKey``, ...) becomes a provider named after its
+    type, and so does each key variable that implies a provider, in precedence order."""
+    if isinstance(raw.get("providers"), dict):
+        notes.append(
+            '"providers" is an object, the shape of another pi extension\'s config (nested '
+            '"search", "fetch" and "providers" objects); pi-web-tools reads a list of '
+            '{"name", "type", "apiKey"} entries and leaves this one alone'
+        )
+    warnings: list[str] = []
+    errors: list[str] = []
+    providers: list[ProviderConfig] = []
+    ordered = sorted(types.values(), key=lambda t: (t.precedence, t.name))
+    options = _implicit_options(raw.get("providerOptions"), types, errors, warnings)
+    for provider_type in ordered:
+        key_name = provider_type.shared_file_key
+        if not key_name or key_name not in raw:
+            continue
+        value = raw[key_name]
+        if not isinstance(value, str) or not value.strip():
+            got = "an empty string" if isinstance(value, str) else describe(value, show=True)
+            warnings.append(f"{key_name}: expected a non-empty string, got {got}; ignored")
+            continue
+        providers.append(
+            ProviderConfig(
+                name=provider_type.name,
+                type=provider_type.name,
+                api_key=value.strip(),
+                options=options.get(provider_type.name, provider_type.options_class()),
+                origin=f"file key {key_name}",
+            )
+        )
+    names = {p.name for p in providers}
+    for provider_type in ordered:
+        implied = env_provider(provider_type)
+        if implied is not None and implied.name not in names:
+            if provider_type.name in options:
+                implied = attrs.evolve(implied, options=options[provider_type.name])
+            providers.append(implied)
+            names.add(implied.name)
+    default, tool_defaults = _defaults(raw, providers, types, errors, names)
+    if errors:
+        listing = "\n".join(f"- {line}" for line in errors)
+        raise _problem(path, f"{len(errors)} problem(s):\n{listing}")
+    cache, cache_warnings = parse_cache(raw.get("cache"))
+    return Config(
+        path=path,
+        source="file",
+        shape="shared",
+        providers=tuple(providers),
+        default_provider=default,
+        warnings=tuple(warnings + cache_warnings),
+        cache=cache,
+        notes=tuple(notes),
+        tool_defaults=tool_defaults,
     )
 
 

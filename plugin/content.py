@@ -159,6 +159,8 @@ def extract_html(
     """(title, text, notes, links) for an HTML page: its main content as Markdown (headings,
     lists, code, tables; no inline link markup) with the page's links apart, or the whole
     page's text with a note when extraction finds nearly nothing."""
+    import trafilatura  # noqa: F401 - its loggers must exist before the filter is attached
+
     from . import extraction
     from .secrets import install_log_filter
 

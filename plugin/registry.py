@@ -16,7 +16,7 @@ from attrs import evolve, frozen
 
 from . import hookspecs, secrets
 from .api import ProviderConfig, ProviderType, check_response
-from .config import Config, env_provider, example_config, load_config
+from .config import Config, config_path, env_provider, example_config, load_config
 from .errors import ConfigError, ProviderError
 
 __all__ = [
@@ -180,6 +180,14 @@ class Selection:
             raise ProviderError(str(exc), provider=self.entry.name) from None
 
 
+def _ignored(exc: ConfigError) -> Config:
+    """An empty config standing for an invalid file that a keyless fallback works without;
+    ``ignored`` is the error in one line (without the example file)."""
+    text = str(exc).split("\nA minimal valid file looks like:")[0]
+    path = config_path()
+    return Config(path=path, source="ignored", ignored=" ".join(text.split()))
+
+
 def _implicit(provider_type: ProviderType) -> ProviderConfig:
     return ProviderConfig(
         name=provider_type.name,
@@ -190,8 +198,11 @@ def _implicit(provider_type: ProviderType) -> ProviderConfig:
 
 
 def _missing_key(capability: str, config: Config, types: dict[str, ProviderType]) -> ConfigError:
-    """What to configure when no provider can serve *capability*: the sentence of the first
-    type whose key variable would configure one, else a generic one."""
+    """What to configure when no provider can serve *capability*. With no file: the sentence
+    of the first type whose key variable would configure one (the seeds'), else a generic one.
+    With a file: what that file lacks, and how to add it in the file's own shape."""
+    if config.source == "file":
+        return _file_lacks(capability, config, types)
     for provider_type in types.values():
         if provider_type.env_key_implies_provider and provider_type.can(capability):
             return _env_key_error(provider_type, capability, config, types)
@@ -199,6 +210,42 @@ def _missing_key(capability: str, config: Config, types: dict[str, ProviderType]
         f"No configured provider can {capability}. Add one to {config.path}."
         + _setup_hints(capability, types)
     )
+
+
+def _file_lacks(capability: str, config: Config, types: dict[str, ProviderType]) -> ConfigError:
+    """The missing-provider message for an existing file: what it configures, which types could
+    serve *capability*, an example in the file's shape, and the key variables that would do."""
+    has = ", ".join(
+        f"{p.name} ({', '.join(sorted(types[p.type].capabilities))})" for p in config.providers
+    )
+    keyed = [t for t in types.values() if t.can(capability) and t.needs_api_key]
+    able = ", ".join(t.name for t in keyed) or "none"
+    lines = [
+        f"{config.path} has no provider that can {capability} "
+        f"(it configures: {has or 'no provider pi-web-tools can use'}). "
+        f"Provider types that can: {able}."
+    ]
+    if config.shape == "shared":
+        flat = [t.shared_file_key for t in keyed if t.shared_file_key]
+        if any("object" in note for note in config.notes):
+            lines.append(
+                '"providers" there is another pi extension\'s object, which pi-web-tools '
+                "leaves alone."
+            )
+        if flat:
+            lines.append(
+                "Add a top-level key for one of them, e.g. "
+                + " or ".join(f'"{key}": "..."' for key in flat)
+                + ', or a "providers" list.'
+            )
+    elif keyed:
+        lines.append(
+            f'Add one to its "providers" list, for example:\n{example_config(keyed[0].name)}'
+        )
+    variables = [t.api_key_env for t in keyed if t.api_key_env and t.env_key_implies_provider]
+    if variables:
+        lines.append(f"Or set {' or '.join(variables)}.")
+    return ConfigError("\n".join(lines) + _setup_hints(capability, types))
 
 
 def _setup_hints(capability: str, types: dict[str, ProviderType]) -> str:
@@ -225,9 +272,24 @@ def resolve_provider(
     then a keyless type that declares itself the fallback. Raises :class:`ConfigError` saying
     exactly what to configure."""
     types = provider_types()
-    config = config or load_config(types)
-    able = [p for p in config.providers if types[p.type].can(capability)]
     fallback = next((t for t in types.values() if capability in t.fallback_for), None)
+    if config is None:
+        try:
+            config = load_config(types)
+        except ConfigError as exc:
+            if fallback is None or requested not in (None, fallback.name):
+                raise
+            config = _ignored(exc)
+    if config.source == "ignored":
+        chosen = _implicit(fallback)
+        return Selection(
+            provider=get_provider(chosen, types[chosen.type]),
+            entry=chosen,
+            type=types[chosen.type],
+            config=config,
+        )
+    able = [p for p in config.providers if types[p.type].can(capability)]
+    by_default = [p for p in able if types[p.type].serves_by_default(capability)]
 
     if requested:
         chosen = config.get(requested)
@@ -247,15 +309,18 @@ def resolve_provider(
                 f"Providers that can: {others}."
             )
     else:
+        named = config.get(config.default_for(capability) or "")
         default = config.get(config.default_provider) if config.default_provider else None
-        if default is not None and default in able:
+        if named is not None and named in able:
+            chosen = named
+        elif default is not None and default in by_default:
             chosen = default
-        elif able:
-            chosen = able[0]
+        elif by_default:
+            chosen = by_default[0]
         elif fallback is not None:
             chosen = _implicit(fallback)
         else:
-            implied = (env_provider(t) for t in types.values() if t.can(capability))
+            implied = (env_provider(t) for t in types.values() if t.serves_by_default(capability))
             chosen = next((entry for entry in implied if entry is not None), None)
             if chosen is None:
                 raise _missing_key(capability, config, types)

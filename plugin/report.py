@@ -4,11 +4,63 @@ from __future__ import annotations
 
 __all__ = ["config_report"]
 
+_TOOLS = {"search": "web_search", "fetch": "web_fetch", "summarize": "summarize"}
+
+
+def _coverage(config, types, env_provider) -> list[str]:
+    from .config import TOOL_DEFAULT_KEYS
+
+    """One line per tool that no configured provider serves by default: a warning when the
+    tool will fail, a note when a built-in fallback or an on-request provider is involved."""
+    lines = []
+    for capability, tool in _TOOLS.items():
+        able = [p for p in config.providers if types[p.type].can(capability)]
+        by_default = [p for p in able if types[p.type].serves_by_default(capability)]
+        if by_default:
+            continue
+        named = config.default_for(capability)
+        if named:
+            continue
+        fallback = next((t for t in types.values() if capability in t.fallback_for), None)
+        env = [
+            e.origin
+            for e in (env_provider(t) for t in types.values() if t.serves_by_default(capability))
+            if e is not None
+        ]
+        on_request = ", ".join(p.name for p in able)
+        if fallback is not None:
+            line = (
+                f"Note: no provider serves {tool} by default; it uses the built-in "
+                f"{fallback.name} provider."
+            )
+            if on_request:
+                key = TOOL_DEFAULT_KEYS[capability]
+                line += (
+                    f' {on_request} can too when asked: pass provider="{able[0].name}" or '
+                    f'set "{key}": "{able[0].name}".'
+                )
+            lines.append(line)
+        elif env:
+            lines.append(
+                f"Note: {tool} uses the provider implied by {env[0].removeprefix('env ')}."
+            )
+        else:
+            kinds = ", ".join(
+                t.name
+                for t in types.values()
+                if t.serves_by_default(capability) and t.needs_api_key
+            )
+            lines.append(
+                f"Warning: no configured provider can {capability}: {tool} will fail until you "
+                f"add one (types that can: {kinds or 'none'})."
+            )
+    return lines
+
 
 def config_report() -> tuple[str, bool]:
     """The report's text and whether the config is usable."""
     from .api import option_key, options_fields
-    from .config import config_path, example_config, load_config
+    from .config import config_path, env_provider, example_config, load_config
     from .errors import ConfigError
     from .registry import provider_types
     from .secrets import redact_secrets
@@ -27,6 +79,12 @@ def config_report() -> tuple[str, bool]:
     except ConfigError as exc:
         lines.append("Status: invalid")
         lines.append(str(exc))
+        for kind in types.values():
+            for capability in sorted(kind.fallback_for):
+                lines.append(
+                    f"Note: {_TOOLS[capability]} still works: it uses the built-in {kind.name} "
+                    "provider and says that this file was ignored."
+                )
         return "\n".join(lines), False
     implied = [t for t in types.values() if t.env_key_implies_provider]
     if config.source == "none":
@@ -51,10 +109,17 @@ def config_report() -> tuple[str, bool]:
     if config.source == "env":
         origins = ", ".join(p.origin.removeprefix("env ") for p in config.providers)
         lines.append(f"Status: no config file; using implicit providers from {origins}.")
+    elif config.shape == "shared":
+        lines.append(
+            'Status: valid, with no "providers" list (the shared file of pi extensions): '
+            "providers come from flat keys and key variables, in this order."
+        )
     else:
         lines.append("Status: valid")
     if config.default_provider:
         lines.append(f"Default provider: {config.default_provider}")
+    for capability, name in config.tool_defaults:
+        lines.append(f"Default for {_TOOLS[capability]}: {name}")
     lines.append("Providers:")
     for provider in config.providers:
         kind = types[provider.type]
@@ -63,8 +128,10 @@ def config_report() -> tuple[str, bool]:
             key += f" (from {provider.key_from_env})"
         if not kind.needs_api_key:
             key = "not needed"
+        origin = {"file": "the file"}.get(provider.origin, provider.origin)
         lines.append(
-            f"- {provider.name}: type {provider.type}, can {', '.join(sorted(kind.capabilities))}, key {key}"
+            f"- {provider.name}: type {provider.type}, can {', '.join(sorted(kind.capabilities))}, "
+            f"key {key}, from {origin}"
         )
         options = provider.options
         if options is not None:
@@ -79,12 +146,7 @@ def config_report() -> tuple[str, bool]:
         lines.append(f"Problem: {problem}")
     for warning in config.warnings:
         lines.append(f"Warning: {warning}")
-    for capability in ("fetch",):
-        if not any(types[p.type].can(capability) for p in config.providers):
-            fallback = next((t for t in types.values() if capability in t.fallback_for), None)
-            if fallback is not None:
-                lines.append(
-                    f"Note: no provider can {capability}; web_{capability} uses the built-in "
-                    f"{fallback.name} provider."
-                )
+    for note in config.notes:
+        lines.append(f"Note: {note}")
+    lines += _coverage(config, types, env_provider)
     return redact_secrets("\n".join(lines)), not config.key_problems

@@ -49,63 +49,95 @@ class LoopbackServer:
 
 
 class FakeKagi(LoopbackServer):
-    """A small, faithful Kagi v0: /search (GET) and /summarize (POST), Bot auth checked."""
+    """A faithful Kagi (contracts Part E.1): v1 ``POST /search`` and ``POST /extract`` with
+    ``Authorization: Bearer`` (``Bot`` is refused), v0 ``GET /search`` and ``POST /summarize``
+    with ``Authorization: Bot``.
 
-    path = "/api/v0"
+    *versions* are the search APIs the key works on: a key issued today works on v1 only (v0
+    answers 401), an old key on v0 only (v1 answers 401). v1 errors carry ``meta.trace`` and
+    their list under *error_key* (``"error"`` as in the generated client, or ``"errors"``).
+    Set ``fail`` to ``(status, code, message)`` to make every v1 call fail so.
+    """
 
-    def __init__(self, key: str):
+    path = "/api"
+    trace = "trace-5f0e7c3a"
+
+    def __init__(
+        self, key: str, versions: tuple[str, ...] = ("v0", "v1"), error_key: str = "error"
+    ):
         self.key = key
+        self.versions = versions
+        self.error_key = error_key
+        self.fail: tuple[int, str, str] | None = None
         self.requests: list[dict] = []
         fake = self
 
         class Handler(JsonHandler):
-            def _authorized(self) -> bool:
-                if self.headers.get("Authorization") == f"Bot {fake.key}":
-                    return True
+            def _v0_refuse(self, status: int = 401, code: int = 2, msg: str = "Unauthorized"):
                 self._send(
-                    401,
+                    status,
+                    {"meta": {}, "data": None, "error": [{"code": code, "msg": msg, "ref": None}]},
+                )
+
+            def _v1_error(self, status: int, code: str, message: str) -> None:
+                self._send(
+                    status,
                     {
-                        "meta": {},
-                        "data": None,
-                        "error": [{"code": 2, "msg": "Unauthorized", "ref": None}],
+                        "meta": {"trace": fake.trace, "node": "loopback", "ms": 0},
+                        "data": [],
+                        fake.error_key: [
+                            {"code": code, "message": message, "url": None, "location": None}
+                        ],
                     },
                 )
+
+            def _v0_ok(self) -> bool:
+                if self.headers.get("Authorization") == f"Bot {fake.key}" and "v0" in fake.versions:
+                    return True
+                self._v0_refuse()
                 return False
 
-            def do_GET(self):
+            def _v1_ok(self) -> bool:
+                auth = self.headers.get("Authorization") or ""
+                if auth.startswith("Bot "):
+                    self._v1_error(401, "auth.scheme", "Use Authorization: Bearer <key>")
+                    return False
+                if auth != f"Bearer {fake.key}" or "v1" not in fake.versions:
+                    self._v1_error(401, "general.unauthorized", "Invalid API key")
+                    return False
+                if fake.fail is not None:
+                    self._v1_error(*fake.fail)
+                    return False
+                return True
+
+            def _record(self, method: str, body=None) -> tuple[str, dict]:
                 parts = urlsplit(self.path)
                 query = {k: v[0] for k, v in parse_qs(parts.query).items()}
                 fake.requests.append(
                     {
-                        "method": "GET",
+                        "method": method,
                         "path": parts.path,
                         "query": query,
+                        "json": body,
                         "headers": dict(self.headers),
                     }
                 )
-                if not self._authorized():
+                return parts.path, query
+
+            def do_GET(self):
+                path, query = self._record("GET")
+                if path != "/api/v0/search":
+                    self._v0_refuse(404, 1, "Not found")
                     return
-                if parts.path != "/api/v0/search" or "q" not in query:
-                    self._send(
-                        400,
-                        {
-                            "meta": {},
-                            "data": None,
-                            "error": [{"code": 1, "msg": "Missing q parameter", "ref": None}],
-                        },
-                    )
+                if not self._v0_ok():
+                    return
+                if "q" not in query:
+                    self._v0_refuse(400, 1, "Missing q parameter")
                     return
                 q = query["q"]
-                limit = int(query.get("limit", 10))
                 data = [
-                    {
-                        "t": 0,
-                        "url": f"https://results.example/{q.replace(' ', '-')}/{i}",
-                        "title": f"{q} — page {i}",
-                        "snippet": f"All about <b>{q}</b> &amp; more ({i})",
-                        "published": "2026-03-01T00:00:00Z",
-                    }
-                    for i in range(1, min(limit, 3) + 1)
+                    {"t": 0, **item, "published": item.pop("time")}
+                    for item in _kagi_results(q, int(query.get("limit", 10)))
                 ]
                 data.append({"t": 1, "list": [f"{q} tutorial", f"{q} examples"]})
                 self._send(
@@ -119,26 +151,69 @@ class FakeKagi(LoopbackServer):
             def do_POST(self):
                 length = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
-                fake.requests.append(
+                path, _ = self._record("POST", body)
+                if path == "/api/v0/summarize":
+                    if self._v0_ok():
+                        self._summarize(body)
+                elif path == "/api/v1/search":
+                    if self._v1_ok():
+                        self._search(body)
+                elif path == "/api/v1/extract":
+                    if self._v1_ok():
+                        self._extract(body)
+                else:
+                    self._v1_error(404, "general.not_found", "Not found")
+
+            def _search(self, body):
+                if not isinstance(body.get("query"), str) or not body["query"]:
+                    self._v1_error(400, "search.query_required", "query is required")
+                    return
+                q = body["query"]
+                sites = (body.get("lens") or {}).get("sites_included") or []
+                results = _kagi_results(q, int(body.get("limit", 10)), sites[0] if sites else None)
+                self._send(
+                    200,
                     {
-                        "method": "POST",
-                        "path": self.path,
-                        "json": body,
-                        "headers": dict(self.headers),
-                    }
-                )
-                if not self._authorized():
-                    return
-                if self.path != "/api/v0/summarize":
-                    self._send(
-                        404,
-                        {
-                            "meta": {},
-                            "data": None,
-                            "error": [{"code": 1, "msg": "Not found", "ref": None}],
+                        "meta": {"trace": fake.trace, "id": "e2e", "node": "loopback", "ms": 1},
+                        "data": {
+                            "search": results,
+                            "related_search": [{"title": f"{q} tutorial"}, f"{q} examples"],
                         },
-                    )
+                    },
+                )
+
+            def _extract(self, body):
+                pages = body.get("pages")
+                if not isinstance(pages, list) or not 1 <= len(pages) <= 10:
+                    self._v1_error(400, "extract.pages", "pages must hold 1 to 10 pages")
                     return
+                data, errors = [], []
+                for page in pages:
+                    url = page.get("url", "")
+                    if not url.startswith("https://"):
+                        self._v1_error(400, "extract.https_only", f"{url} is not an https URL")
+                        return
+                    if "missing" in url:
+                        errors.append(
+                            {
+                                "code": "extract.fetch_failed",
+                                "url": url,
+                                "message": "Page not reachable",
+                            }
+                        )
+                    else:
+                        data.append(
+                            {
+                                "url": url,
+                                "markdown": f"# Page {url.rsplit('/', 1)[-1]}\n\nText of {url}",
+                            }
+                        )
+                answer = {"meta": {"trace": fake.trace}, "data": data}
+                if errors:
+                    answer["errors"] = errors
+                self._send(200, answer)
+
+            def _summarize(self, body):
                 kind = body.get("summary_type", "summary")
                 output = (
                     "- First point\n- Second point"
@@ -155,9 +230,28 @@ class FakeKagi(LoopbackServer):
 
         self._start_server(Handler)
 
+    def searches(self) -> list[dict]:
+        """The search requests received (both versions), in order."""
+        return [r for r in self.requests if r["path"].endswith("/search")]
+
+
+def _kagi_results(q: str, limit: int, site: str | None = None) -> list[dict]:
+    host = site or "results.example"
+    return [
+        {
+            "url": f"https://{host}/{q.replace(' ', '-')}/{i}",
+            "title": f"{q} — page {i}",
+            "snippet": f"All about <b>{q}</b> &amp; more ({i})",
+            "time": "2026-03-01T00:00:00Z",
+        }
+        for i in range(1, min(limit, 3) + 1)
+    ]
+
 
 class FakeExa(LoopbackServer):
-    """A small, faithful Exa: POST /search and /contents with x-api-key checked."""
+    """A faithful Exa (contracts Part B and E.2): POST /search and /contents with x-api-key
+    checked; ``notices`` when a query carries a ``site:`` operator, ``warnings`` for fields with
+    no effect, 400 for ``livecrawl`` with ``maxAgeHours``, ``summary: {query}`` answered."""
 
     def __init__(self, key: str):
         self.key = key
@@ -175,7 +269,35 @@ class FakeExa(LoopbackServer):
                         {"requestId": "r1", "error": "Invalid API key", "tag": "INVALID_API_KEY"},
                     )
                     return
+                if _livecrawl_conflict(body) or _livecrawl_conflict(body.get("contents") or {}):
+                    self._send(
+                        400,
+                        {
+                            "requestId": "r0",
+                            "error": "livecrawl and maxAgeHours cannot be used together; use maxAgeHours",
+                            "tag": "INVALID_REQUEST",
+                        },
+                    )
+                    return
                 if self.path == "/search":
+                    if body.get("type", "auto") not in (
+                        "auto",
+                        "lite",
+                        "deep",
+                        "fast",
+                        "instant",
+                        "neural",
+                    ):
+                        self._send(
+                            400,
+                            {
+                                "requestId": "r0",
+                                "error": "Invalid type",
+                                "tag": "INVALID_REQUEST_BODY",
+                            },
+                        )
+                        return
+                    contents = body.get("contents") or {}
                     results = [
                         {
                             "id": f"https://exa.example/{i}",
@@ -183,20 +305,33 @@ class FakeExa(LoopbackServer):
                             "title": f"{body['query']} {i}",
                             "publishedDate": "2025-05-01T00:00:00.000Z",
                             "author": "A. Writer",
+                            **(
+                                {
+                                    "highlights": [f"Highlight {i} of {body['query']}"],
+                                    "highlightScores": [0.5],
+                                }
+                                if contents.get("highlights")
+                                else {}
+                            ),
                         }
                         for i in range(1, body.get("numResults", 10) + 1)
                     ]
-                    self._send(
-                        200,
-                        {
-                            "requestId": "r2",
-                            "resolvedSearchType": "neural",
-                            "results": results,
-                            "costDollars": {"total": 0.005},
-                        },
-                    )
+                    answer = {
+                        "requestId": "r2",
+                        "resolvedSearchType": "neural",
+                        "results": results,
+                        "costDollars": {"total": 0.005},
+                    }
+                    if "site:" in body["query"]:
+                        answer["notices"] = [
+                            "The site: operator in the query matched no domain; use includeDomains to filter by domain."
+                        ]
+                    if "category" in body and body.get("type") == "lite":
+                        answer["warnings"] = ["category has no effect with type lite"]
+                    self._send(200, answer)
                 elif self.path == "/contents":
                     results, statuses = [], []
+                    summary = body.get("summary")
                     for url in body.get("urls", []):
                         if "missing" in url:
                             statuses.append(
@@ -206,21 +341,29 @@ class FakeExa(LoopbackServer):
                                     "error": {"tag": "CRAWL_NOT_FOUND", "httpStatusCode": 404},
                                 }
                             )
-                        else:
-                            results.append(
-                                {
-                                    "id": url,
-                                    "url": url,
-                                    "title": f"Page {url.rsplit('/', 1)[-1]}",
-                                    "text": f"Text of {url}",
-                                }
-                            )
-                            statuses.append({"id": url, "status": "success", "source": "cached"})
-                    self._send(200, {"requestId": "r3", "results": results, "statuses": statuses})
+                            continue
+                        item = {"id": url, "url": url, "title": f"Page {url.rsplit('/', 1)[-1]}"}
+                        if "text" in body:
+                            item["text"] = f"Text of {url}"
+                        if isinstance(summary, dict):
+                            item["summary"] = f"Summary of {url} for: {summary.get('query')}"
+                        elif summary:
+                            item["summary"] = f"Summary of {url}"
+                        results.append(item)
+                        statuses.append({"id": url, "status": "success", "source": "cached"})
+                    answer = {"requestId": "r3", "results": results, "statuses": statuses}
+                    if "maxAgeHours" in body and body["maxAgeHours"] == -1:
+                        answer["warnings"] = ["maxAgeHours -1: only cached pages were returned"]
+                    self._send(200, answer)
                 else:
                     self._send(404, {"requestId": "r4", "error": "Not found", "tag": "NOT_FOUND"})
 
         self._start_server(Handler)
+
+
+def _livecrawl_conflict(body: dict) -> bool:
+    """Exa answers 400 when the legacy livecrawl comes with maxAgeHours (contracts E.2)."""
+    return "livecrawl" in body and "maxAgeHours" in body
 
 
 class FakeBrave(LoopbackServer):

@@ -133,7 +133,9 @@ def test_web_search_returns_metadata_only_by_default(host, exa):
     exa.post(
         f"{EXA}/search",
         json=SEARCH_BODY,
-        match=[matchers.json_params_matcher({"query": "AI startups", "numResults": 5})],
+        match=[
+            matchers.json_params_matcher({"query": "AI startups", "type": "auto", "numResults": 5})
+        ],
     )
     text = host.call("web_search", {"queries": ["AI startups"]}).text
     assert text == (
@@ -152,6 +154,7 @@ def test_web_search_filters_are_sent_camel_case(host, exa):
             matchers.json_params_matcher(
                 {
                     "query": "llm",
+                    "type": "auto",
                     "numResults": 3,
                     "includeDomains": ["arxiv.org"],
                     "excludeDomains": ["reddit.com"],

@@ -12,6 +12,7 @@ from pi_hostspec import PlainTheme, RenderOptions
 from responses import matchers
 
 from .conftest import SECRET
+from .kagi_mock import kagi_search
 
 V0 = "https://kagi.com/api/v0"
 
@@ -49,10 +50,14 @@ def mock():
 
 def test_search_single_query_search(host, kagi_env, mock):
     """queries: ["rust async patterns"] returns a numbered list with title, URL and snippet."""
-    mock.get(
-        f"{V0}/search",
+    kagi_search(
+        mock,
         json=_search_body("rust async patterns"),
-        match=[matchers.query_param_matcher({"q": "rust async patterns", "limit": "10"})],
+        match=[
+            matchers.json_params_matcher(
+                {"query": "rust async patterns", "limit": 10}, strict_match=False
+            )
+        ],
     )
     result = host.call("web_search", {"queries": ["rust async patterns"]})
     assert not result.is_error
@@ -65,15 +70,15 @@ def test_search_single_query_search(host, kagi_env, mock):
 def test_search_multiple_query_search(host, kagi_env, mock):
     """Two queries give one numbered list, the first query's results first."""
     first, second = "pi coding agent extensions", "kagi search API"
-    mock.get(
-        f"{V0}/search",
+    kagi_search(
+        mock,
         json=_search_body(first, 2),
-        match=[matchers.query_param_matcher({"q": first, "limit": "10"})],
+        match=[matchers.json_params_matcher({"query": first, "limit": 10}, strict_match=False)],
     )
-    mock.get(
-        f"{V0}/search",
+    kagi_search(
+        mock,
         json=_search_body(second, 2),
-        match=[matchers.query_param_matcher({"q": second, "limit": "10"})],
+        match=[matchers.json_params_matcher({"query": second, "limit": 10}, strict_match=False)],
     )
     text = host.call("web_search", {"queries": [first, second]}).text
     numbers = [int(n) for n in re.findall(r"^(\d+)\. ", text, re.M)]
@@ -84,8 +89,8 @@ def test_search_multiple_query_search(host, kagi_env, mock):
 
 def test_search_result_format(host, kagi_env, mock):
     """Each result is exactly `N. Title\\n   URL\\n   Snippet`."""
-    mock.get(
-        f"{V0}/search",
+    kagi_search(
+        mock,
         json={
             "data": [
                 {"t": 0, "url": "https://a.example/", "title": "A Title", "snippet": "The snippet."}
@@ -100,7 +105,7 @@ def test_search_result_format(host, kagi_env, mock):
 
 def test_search_output_within_limits(host, kagi_env, mock):
     """Results within 50KB and 2000 lines come back whole, with no notice and no temp file."""
-    mock.get(f"{V0}/search", json=_search_body("q", 20))
+    kagi_search(mock, json=_search_body("q", 20))
     result = host.call("web_search", {"queries": ["q"], "limit": 20})
     assert "Output truncated" not in result.text and "20. q result 20" in result.text
     assert "truncation" not in result.details and "fullOutputPath" not in result.details
@@ -113,7 +118,7 @@ def test_search_output_exceeds_limits(host, kagi_env, mock):
         {"t": 0, "url": f"https://e.com/{i}", "title": f"T{i}", "snippet": "x" * 2000}
         for i in range(50)
     ]
-    mock.get(f"{V0}/search", json={"data": big})
+    kagi_search(mock, json={"data": big})
     result = host.call("web_search", {"queries": ["q"], "limit": 50})
     notice = re.search(
         r"\[Output truncated: showing (\d+) of (\d+) lines \((\S+) of (\S+)\)\. (\d+) lines \((\S+)\) omitted\. Full output saved to: (.+)\]\n\[Snippets were shortened",
@@ -142,8 +147,8 @@ def test_search_no_api_key_set(host):
 
 def test_search_api_returns_http_error(host, kagi_env, mock):
     """A non-2xx status gives the status code and Kagi's message, never the key."""
-    mock.get(
-        f"{V0}/search",
+    kagi_search(
+        mock,
         status=403,
         json={
             "meta": {},
@@ -192,7 +197,7 @@ def test_search_render_call(host):
 
 def test_search_render_result(host, kagi_env, mock):
     """Collapsed shows the number of results; expanded shows the individual results."""
-    mock.get(f"{V0}/search", json=_search_body("q", 3))
+    kagi_search(mock, json=_search_body("q", 3))
     result = host.call("web_search", {"queries": ["q"]})
     assert host.render_result("web_search", result, RenderOptions(), PlainTheme()) == "3 results"
     expanded = host.render_result("web_search", result, RenderOptions(expanded=True), PlainTheme())

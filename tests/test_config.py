@@ -90,8 +90,16 @@ def test_providers_missing(write_config):
 
 
 def test_providers_wrong_type(write_config):
-    """providers must be a list."""
-    assert '"providers" must be a list' in _error(write_config, {"providers": {"kagi": {}}})
+    """providers must be a list; a single entry written as an object is told to be wrapped."""
+    assert '"providers" must be a list' in _error(write_config, {"providers": "kagi"})
+    assert "put it inside [ ]" in _error(write_config, {"providers": {"name": "k", "type": "kagi"}})
+
+
+def test_providers_object_of_another_extension_is_a_note(write_config):
+    """ "providers" as an object keyed by service (another extension's shape) is left alone."""
+    config = load_config(write_config({"providers": {"kagi": {}}, "search": {}}))
+    assert config.shape == "shared" and config.providers == ()
+    assert any('"providers" is an object' in note for note in config.notes)
 
 
 def test_providers_empty(write_config):
@@ -215,14 +223,16 @@ def test_unknown_option_keys_are_warnings(write_config):
     assert "unknown option(s) 'lens', 'x' ignored" in config.warnings[0]
 
 
-def test_unknown_top_level_and_entry_keys_are_warnings(write_config):
-    """Unknown keys elsewhere are warnings too."""
+def test_unknown_top_level_keys_are_notes_and_entry_keys_warnings(write_config):
+    """Top-level keys of other extensions are notes (the file is shared); unknown keys in an
+    entry are warnings."""
     config = load_config(
         write_config(
             {"version": 2, "providers": [{"name": "k", "type": "kagi", "apiKey": "a", "extra": 1}]}
         )
     )
-    assert any("'version'" in w for w in config.warnings)
+    assert any("'version'" in note for note in config.notes)
+    assert not any("'version'" in w for w in config.warnings)
     assert any("'extra'" in w for w in config.warnings)
 
 

@@ -104,4 +104,4 @@ def test_pi_web_search_with_exa_is_metadata_only(write_config):
         assert proc.stdout.startswith(
             "1. llm agents 1\n   https://exa.example/1\n   Published: 2025-05-01 · Author: A. Writer\n"
         )
-        assert exa.requests[-1]["json"] == {"query": "llm agents", "numResults": 5}
+        assert exa.requests[-1]["json"] == {"query": "llm agents", "type": "auto", "numResults": 5}

@@ -83,7 +83,7 @@ def test_llm_echo_runs_web_search(llm_home, kagi):
     assert result["name"] == "web_search"
     assert result["output"].startswith("1. x — page 1\n   https://results.example/x/1\n")
     assert 'Related searches for "x": x tutorial; x examples' in result["output"]
-    assert [r["query"]["q"] for r in kagi.requests] == ["x"]
+    assert [r["json"]["query"] for r in kagi.requests] == ["x"]
     assert SECRET not in proc.stdout + proc.stderr
 
 
@@ -95,7 +95,9 @@ def test_llm_echo_error_result(llm_home, kagi, write_config):
     proc = _llm(llm_home, "-m", "echo", "-T", "web_search", SEARCH_X)
     assert proc.returncode == 0, proc.stderr
     [result] = _echo_tool_results(proc.stdout)
-    assert result["output"].startswith("Error: web_search failed: Kagi: HTTP 401 Unauthorized")
+    assert result["output"].startswith(
+        "Error: web_search failed: Kagi: both search APIs failed: v1 answered HTTP 401 Unauthorized"
+    )
     assert "wrong-key-123456" not in proc.stdout + proc.stderr
     logged = b"".join(p.read_bytes() for p in llm_home.rglob("*") if p.is_file())
     assert b"wrong-key-123456" not in logged and b"web_search failed" in logged

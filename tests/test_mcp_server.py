@@ -142,7 +142,12 @@ def test_mcp_web_search_against_loopback_kagi(agent_dir, server_log, kagi):
         "1. x — page 1\n   https://results.example/x/1\n   All about x & more (1)"
     )
     assert "2. x — page 2" in text and "3. x — page 3" not in text
-    assert kagi.requests[0]["query"] == {"q": "x", "limit": "2"}
+    assert kagi.requests[0]["json"] == {
+        "query": "x",
+        "workflow": "search",
+        "format": "json",
+        "limit": 2,
+    }
     log = server_log.read_text()
     assert SECRET not in text + log and "INFO" not in log
 
@@ -202,7 +207,7 @@ def test_mcp_errors_come_back_as_is_error(agent_dir, server_log, kagi):
     assert "unknown tool 'no_such_tool'" in results["unknown"].message
     assert results["after"].is_error is False and "still alive — page 1" in _text(results["after"])
     assert [r["path"] for r in kagi.requests] == [
-        "/api/v0/search"
+        "/api/v1/search"
     ]  # only the last call reached the API
 
 
@@ -225,7 +230,7 @@ def test_mcp_rereads_config_without_restart(agent_dir, server_log, kagi, write_c
 
     _run(test)
     assert results["before"].is_error is True
-    assert "Kagi: HTTP 401 Unauthorized" in _text(results["before"])
+    assert "v1 answered HTTP 401 Unauthorized" in _text(results["before"])
     assert results["after"].is_error is False
     assert _text(results["after"]).startswith("1. x — page 1")
     everything = _text(results["before"]) + _text(results["after"]) + server_log.read_text()

@@ -16,8 +16,9 @@ from .conftest import SECRET
 def test_builtin_types_register_through_the_hook():
     """kagi, exa and direct are registered like any third-party type, with capabilities."""
     types = provider_types()
-    assert types["kagi"].capabilities == {"search", "summarize"}
-    assert types["exa"].capabilities == {"search", "fetch"}
+    assert types["kagi"].capabilities == {"search", "fetch", "summarize"}
+    assert types["kagi"].on_request == {"fetch"}
+    assert types["exa"].capabilities == {"search", "fetch", "summarize"}
     assert types["direct"].capabilities == {"fetch"}
     assert types["kagi"].plugin_name == "kagi"
 
@@ -107,18 +108,26 @@ def test_default_provider_used_when_capable(write_config):
 
 
 def test_first_capable_provider_when_default_cannot(write_config):
-    """When the default cannot summarize, the first provider that can does."""
-    _two(write_config, default="exa")
-    assert resolve_provider("summarize").entry.name == "kagi"
+    """When the default cannot fetch by default (Kagi: on request only), the first provider
+    that can does."""
+    _two(write_config, default="kagi")
+    assert resolve_provider("fetch").entry.name == "exa"
 
 
 def test_requested_provider_without_capability(write_config):
     """Asking a provider for something it cannot do names the ones that can."""
-    _two(write_config)
+    write_config(
+        {
+            "providers": [
+                {"name": "b", "type": "brave", "apiKey": "k1"},
+                {"name": "k", "type": "kagi", "apiKey": "k2"},
+            ]
+        }
+    )
     with pytest.raises(
-        ConfigError, match="'exa' \\(type exa\\) cannot summarize. Providers that can: kagi"
+        ConfigError, match="'b' \\(type brave\\) cannot summarize. Providers that can: k"
     ):
-        resolve_provider("summarize", "exa")
+        resolve_provider("summarize", "b")
 
 
 def test_unknown_requested_provider(write_config):
@@ -290,7 +299,7 @@ def test_brave_key_only_still_gives_the_kagi_sentence_for_summarize(monkeypatch)
 def test_ddgs_is_never_chosen_without_an_entry(write_config):
     """A file without a ddgs entry never searches keylessly; requesting it by name fails."""
     write_config({"providers": [{"name": "d", "type": "direct"}]})
-    with pytest.raises(ConfigError, match="^KAGI_API_KEY environment variable is not set"):
+    with pytest.raises(ConfigError, match="has no provider that can search .it configures: d"):
         resolve_provider("search")
     with pytest.raises(ConfigError, match="Unknown provider 'ddgs' requested"):
         resolve_provider("search", "ddgs")

@@ -55,11 +55,11 @@ def test_kagi_only_routes(agent_dir):
 
 
 def test_exa_only_routes(agent_dir):
-    """Exa searches and fetches; summarize has no provider."""
+    """Exa searches, fetches and summarizes."""
     assert _routes(agent_dir, "exa-only.json") == {
         "search": "exa",
         "fetch": "exa",
-        "summarize": None,
+        "summarize": "exa",
     }
 
 
@@ -105,3 +105,12 @@ def test_keyless_ddgs_routes(agent_dir):
         "summarize": None,
     }
     assert resolve_provider("search").provider.backends == ("duckduckgo", "brave", "mojeek")
+
+
+def test_pi_web_access_shared_routes(agent_dir):
+    """The flat shared file: Kagi searches and summarizes, Exa fetches (Kagi only when named)."""
+    assert _routes(agent_dir, "pi-web-access-shared.json") == {
+        "search": "kagi",
+        "fetch": "exa",
+        "summarize": "kagi",
+    }

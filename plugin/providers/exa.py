@@ -1,11 +1,16 @@
-"""Exa: metadata-only web search (``POST /search``) and page contents (``POST /contents``),
-with ``x-api-key: <key>``."""
+"""Exa: metadata-only web search (``POST /search``), page contents (``POST /contents``) and
+summaries (``POST /contents`` with ``summary: {query}``), with ``x-api-key: <key>``.
+
+Exa's ``notices`` (text meant for the model) are shown under the query; its ``warnings``
+(fields that had no effect) go to the details.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 from urllib.parse import urlsplit
 
+import attrs
 from attrs import frozen
 
 from ..api import (
@@ -17,14 +22,17 @@ from ..api import (
     SearchHit,
     SearchRequest,
     SearchResponse,
+    SummarizeRequest,
+    SummaryResponse,
     at_least,
     between,
+    one_of,
     option,
 )
 from ..hookspecs import hookimpl
 from ..http import HttpClient
 
-__all__ = ["ExaOptions", "ExaProvider", "exa_error_text"]
+__all__ = ["ExaOptions", "ExaProvider", "LANGUAGE_NAMES", "exa_error_text", "exa_messages"]
 
 DEFAULT_BASE = "https://api.exa.ai"
 DEFAULT_TIMEOUT = 30.0
@@ -33,6 +41,28 @@ SNIPPET_MAX = 300
 #: Page text asked of /contents by default, and the most Exa accepts.
 TEXT_CHARACTERS = 100_000
 MAX_TEXT_CHARACTERS = 1_000_000
+SUMMARIZE_TIMEOUT = 120.0
+#: The summary questions asked of Exa for each ``summary_type``.
+SUMMARY_QUERIES = {
+    "summary": (
+        "Summarize this page in a few concise paragraphs of prose, keeping its key facts, "
+        "figures and conclusions."
+    ),
+    "takeaway": (
+        "List the key takeaways of this page as a bulleted list: one short point per line, "
+        'each line starting with "- ".'
+    ),
+}
+#: Languages a summary can be asked in (the codes the summarize tool documents), by code.
+LANGUAGE_NAMES = {
+    "BG": "Bulgarian", "CS": "Czech", "DA": "Danish", "DE": "German", "EL": "Greek",
+    "EN": "English", "ES": "Spanish", "ET": "Estonian", "FI": "Finnish", "FR": "French",
+    "HU": "Hungarian", "ID": "Indonesian", "IT": "Italian", "JA": "Japanese", "KO": "Korean",
+    "LT": "Lithuanian", "LV": "Latvian", "NB": "Norwegian Bokmål", "NL": "Dutch",
+    "PL": "Polish", "PT": "Portuguese", "RO": "Romanian", "RU": "Russian", "SK": "Slovak",
+    "SL": "Slovenian", "SV": "Swedish", "TR": "Turkish", "UK": "Ukrainian",
+    "ZH": "Simplified Chinese", "ZH-HANT": "Traditional Chinese",
+}  # fmt: skip
 
 
 @frozen(kw_only=True)
@@ -41,6 +71,15 @@ class ExaOptions(ApiOptions):
 
     default_search_limit: int | None = option(None, validator=between(1, 100))
     default_fetch_text_max_characters: int | None = option(None, validator=at_least(1))
+    #: Exa's search ``type``: ``auto`` (the default), ``lite`` (cached pages only, cheaper) or
+    #: ``deep`` (slower, more thorough).
+    search_type: str = option("auto", validator=one_of("auto", "lite", "deep"))
+    #: Fill each result's snippet line from Exa's highlights (free on search); off by default,
+    #: so search stays metadata only.
+    search_highlights: bool = option(False)
+    #: Page freshness for ``web_fetch`` and ``summarize``: 0 always crawls live, -1 uses the
+    #: cache only, N crawls live when the cached page is older than N hours. Unset: Exa decides.
+    max_age_hours: int | None = option(None, validator=at_least(-1))
 
 
 def exa_error_text(body: Any) -> tuple[str, str | None] | None:
@@ -56,6 +95,33 @@ def exa_error_text(body: Any) -> tuple[str, str | None] | None:
     return (f"{tag}: {message}" if tag else message), tag
 
 
+def exa_messages(value: Any) -> tuple[str, ...]:
+    """Exa's ``notices`` or ``warnings`` as one-line strings: a string, a list of strings, or
+    a list of objects with ``message`` (or ``text``/``notice``/``warning``, and ``field``)."""
+    if isinstance(value, (str, dict)):
+        value = [value]
+    if not isinstance(value, list):
+        return ()
+    found = []
+    for item in value[:20]:
+        if isinstance(item, dict):
+            text = next(
+                (
+                    item[key]
+                    for key in ("message", "text", "notice", "warning", "detail")
+                    if isinstance(item.get(key), str)
+                ),
+                None,
+            )
+            field = item.get("field") or item.get("path")
+            if text and isinstance(field, str) and field not in text:
+                text = f"{field}: {text}"
+            item = text
+        if isinstance(item, str) and item.strip():
+            found.append(_short(item, 500))
+    return tuple(dict.fromkeys(found))
+
+
 def _text(value: Any) -> str | None:
     """*value* when it is a non-empty string, else ``None``."""
     return value if isinstance(value, str) and value.strip() else None
@@ -68,6 +134,10 @@ def _short(text: str, limit: int = SNIPPET_MAX) -> str:
 
 def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _list(value: Any) -> list:
+    return value if isinstance(value, list) else []
 
 
 def _strings(value: Any) -> tuple[str, ...]:
@@ -121,7 +191,9 @@ class ExaProvider:
     def search(self, request: SearchRequest, ctx: Any) -> SearchResponse:
         """Run one query for metadata only (no ``contents``): title, URL, date, author, score."""
         limit = request.limit or self.options.default_search_limit or DEFAULT_LIMIT
-        body: dict = {"query": request.query, "numResults": limit}
+        body: dict = {"query": request.query, "type": self.options.search_type, "numResults": limit}
+        if self.options.search_highlights:
+            body["contents"] = {"highlights": True}
         if request.include_domains:
             body["includeDomains"] = list(request.include_domains)
         if request.exclude_domains:
@@ -156,7 +228,11 @@ class ExaProvider:
                     score=_number(item.get("score")),
                 )
             )
-        return SearchResponse(hits=tuple(hits[:limit]))
+        return SearchResponse(
+            hits=tuple(hits[:limit]),
+            notices=exa_messages(result.get("notices")),
+            warnings=exa_messages(result.get("warnings")),
+        )
 
     def fetch(self, request: FetchRequest, ctx: Any) -> FetchResponse:
         """Fetch contents for every URL; per-URL failures come from Exa's ``statuses``.
@@ -179,6 +255,8 @@ class ExaProvider:
             body["highlights"] = True
         if request.summary:
             body["summary"] = True
+        if self.options.max_age_hours is not None:
+            body["maxAgeHours"] = self.options.max_age_hours
         result, _ = self.http.request_json("POST", "/contents", json_body=body, ctx=ctx)
         results = self._results(result)
         statuses = result.get("statuses")
@@ -214,7 +292,46 @@ class ExaProvider:
                 pages.append(self._failure(url, status))
             else:
                 pages.append(FetchedPage(url=url, ok=False, error="no result returned by Exa"))
-        return FetchResponse(pages=tuple(pages))
+        notices = exa_messages(result.get("notices"))
+        if notices:  # text meant for the model: shown in each page's section
+            pages = [
+                attrs.evolve(page, notes=page.notes + notices) if page.ok else page
+                for page in pages
+            ]
+        return FetchResponse(pages=tuple(pages), warnings=exa_messages(result.get("warnings")))
+
+    def summarize(self, request: SummarizeRequest, ctx: Any) -> SummaryResponse:
+        """Summarize one URL with ``/contents`` and ``summary: {query}``: the summary type
+        becomes the question, the target language an instruction in it. Exa reports no token
+        count, so ``tokens`` is ``None``."""
+        query = SUMMARY_QUERIES.get(request.summary_type, SUMMARY_QUERIES["summary"])
+        if request.target_language:
+            code = request.target_language.upper()
+            name = LANGUAGE_NAMES.get(code, code)
+            query += f" Write it in {name}, whatever the page's language."
+        body: dict = {"urls": [request.url], "summary": {"query": query}}
+        if self.options.max_age_hours is not None:
+            body["maxAgeHours"] = self.options.max_age_hours
+        timeout = self.options.timeout_seconds or SUMMARIZE_TIMEOUT
+        result, _ = self.http.request_json(
+            "POST", "/contents", json_body=body, ctx=ctx, timeout=timeout
+        )
+        results = self._results(result)
+        item = next((r for r in results if isinstance(r, dict)), None)
+        summary = _text(item.get("summary")) if item is not None else None
+        if summary is not None:
+            return SummaryResponse(output=summary.strip())
+        for status in _list(result.get("statuses")):
+            if isinstance(status, dict) and status.get("status") == "error":
+                failed = self._failure(request.url, status)
+                raise self.http.error(
+                    f"could not summarize {request.url}: {failed.error}",
+                    status=failed.status,
+                    code=failed.code,
+                )
+        if item is not None:
+            raise self.http.error(f"Exa returned no summary for {request.url}")
+        raise self.http.error(f"could not summarize {request.url}: no result returned")
 
     def _page(
         self, url: str, item: dict, request: FetchRequest, want_text: bool, max_chars: int
@@ -264,7 +381,7 @@ def _create(config: Any) -> ExaProvider:
 EXA = ProviderType(
     name="exa",
     label="Exa",
-    capabilities={"search", "fetch"},
+    capabilities={"search", "fetch", "summarize"},
     factory=_create,
     options_class=ExaOptions,
     shared_file_key="exaApiKey",
@@ -277,6 +394,8 @@ EXA = ProviderType(
         "category",
     },
     fetch_modes={"text", "highlights", "summary"},
+    summary_languages=tuple(LANGUAGE_NAMES),
+    summary_engines=None,
     default_search_limit=DEFAULT_LIMIT,
     key_url="https://dashboard.exa.ai/api-keys",
 )

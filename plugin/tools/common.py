@@ -14,6 +14,7 @@ __all__ = [
     "FRESH_PARAMETER",
     "PROVIDER_PARAMETER",
     "able_types",
+    "check_engine",
     "check_url",
     "fold_singular",
     "quoted",
@@ -166,6 +167,34 @@ def resolve(capability: str, requested: str | None) -> Any:
         return resolve_provider(capability, requested)
     except ConfigError as exc:
         raise ToolError(str(exc)) from None
+
+
+def check_engine(chosen: Any, engine: str | None) -> None:
+    """A :class:`ToolError` when the chosen provider's type does not accept the summarizer
+    *engine* (``agnes`` is Kagi's), naming the configured providers that do (else the types)."""
+    engines = chosen.type.summary_engines
+    if engine is None or (engines and engine in engines):
+        return
+    from ..registry import provider_types
+
+    types = provider_types()
+    accepting = [
+        p.name
+        for p in chosen.config.providers
+        if p.type in types and engine in (types[p.type].summary_engines or ())
+    ]
+    where = (
+        f"configured providers that accept it: {', '.join(accepting)}"
+        if accepting
+        else f"provider types that accept it: "
+        f"{able_types(lambda kind: engine in (kind.summary_engines or ()))}"
+    )
+    takes = f"accepts {', '.join(engines)}" if engines else "takes no engine"
+    raise ToolError(
+        f"engine: {quoted(engine, 40)} is not an engine of provider {chosen.entry.name!r} "
+        f"({chosen.entry.type}), which {takes}. Leave engine out, or pass provider= with one "
+        f"that accepts it ({where})."
+    )
 
 
 def able_types(test: Callable[[Any], bool]) -> str:

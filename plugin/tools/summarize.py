@@ -63,13 +63,14 @@ def execute(args: dict, ctx: ToolContext) -> ToolResult:
     from ..api import SummarizeRequest
     from ..errors import ProviderError
     from ..secrets import redact_secrets
-    from .common import resolve
+    from .common import check_engine, resolve
 
     url = check_url(args["url"])
     summary_type = args.get("summary_type") or "summary"
     chosen = resolve("summarize", args.get("provider"))
     config = chosen.config
     engines = chosen.type.summary_engines
+    check_engine(chosen, args.get("engine"))
     engine = args.get("engine") or (engines[0] if engines else None)
     language = args.get("target_language")
     if language is not None:

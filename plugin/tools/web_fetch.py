@@ -122,7 +122,9 @@ def execute(args: dict, ctx: ToolContext) -> ToolResult:
             content=f"Fetching {len(urls)} URL(s)...", details={"partial": True, "urls": urls}
         )
     )
-    pages, ages = _pages(chosen, urls, modes, offset + window, bool(args.get("fresh")), ctx)
+    pages, ages, api_warnings = _pages(
+        chosen, urls, modes, offset + window, bool(args.get("fresh")), ctx
+    )
     if args.get("provider") is None:
         pages = _climb(chosen, pages, modes, offset + window, ctx)
     if args.get("links"):
@@ -130,8 +132,18 @@ def execute(args: dict, ctx: ToolContext) -> ToolResult:
     next_args = {
         key: args[key] for key in ("text_max_characters", "provider") if args.get(key) is not None
     }
-    text, shown, shortened = _render(pages, offset, window, next_args)
+    lead = ""
+    if config.ignored:
+        lead = (
+            f"Note: the config file was ignored ({config.ignored}); web_fetch used "
+            f"the built-in {pconf.name} fetcher.\n\n"
+        )
+    text, shown, shortened = _render(pages, offset, window, next_args, lead)
     details = _details(pconf, config, pages, ages, offset, shown)
+    if api_warnings:
+        details["apiWarnings"] = list(api_warnings)
+    if config.ignored:
+        details["configIgnored"] = config.ignored
     if details["fetched"] == 0:
         errors = [facts.get("error", "unknown error") for facts in details["urls"]]
         if len(pages) == 1:
@@ -140,6 +152,7 @@ def execute(args: dict, ctx: ToolContext) -> ToolResult:
             message = "web_fetch failed for every URL:\n" + "\n".join(
                 f"- {page.url}: {error}" for page, error in zip(pages, errors, strict=True)
             )
+        message = lead + message
         raise ToolError(message, details=details)
     if shortened is not None:
         text, truncated = _spill(text, shortened)
@@ -149,9 +162,10 @@ def execute(args: dict, ctx: ToolContext) -> ToolResult:
 
 def _pages(
     chosen: Any, urls: list[str], modes: dict, need: int, fresh: bool, ctx: ToolContext
-) -> tuple[list[Any], list[float | None]]:
+) -> tuple[list[Any], list[float | None], tuple[str, ...]]:
     """Every URL's page, in order, from the cache when it holds enough text, else from the
-    provider (whose successes are cached); and each page's cache age (``None``: fetched now)."""
+    provider (whose successes are cached); each page's cache age (``None``: fetched now); and
+    the API's warnings (fields that had no effect), for the details."""
     import attrs
     from pi_hostspec import strip_control
 
@@ -169,6 +183,7 @@ def _pages(
             if page is not None and (not page.more_text or len(page.text or "") >= need):
                 found[url] = (page, hit.age_seconds)
     wanted = [url for url in dict.fromkeys(urls) if url not in found]
+    warnings: tuple[str, ...] = ()
     if wanted:
         request = FetchRequest(urls=tuple(wanted), text_max_characters=need, **modes)
         try:
@@ -183,6 +198,7 @@ def _pages(
                     "error": exc.to_dict(),
                 },
             ) from None
+        warnings = response.warnings
         by_url = {page.url: page for page in response.pages}
         for url in wanted:  # a provider must answer for every URL; never lose one silently
             page = by_url.get(url) or FetchedPage(url=url, ok=False, error="no result returned")
@@ -191,7 +207,7 @@ def _pages(
             if page.ok:
                 cache.put(settings, NAME, keys[url], attrs.asdict(page))
             found[url] = (page, None)
-    return [found[url][0] for url in urls], [found[url][1] for url in urls]
+    return [found[url][0] for url in urls], [found[url][1] for url in urls], warnings
 
 
 #: Statuses with which sites refuse bots; another fetcher (an API with its own crawler) may pass.
@@ -295,10 +311,11 @@ def _page_from(value: Any) -> Any:
 
 
 def _render(
-    pages: list[Any], offset: int, window: int, next_args: dict
+    pages: list[Any], offset: int, window: int, next_args: dict, lead: str = ""
 ) -> tuple[str, list[tuple[int, int] | None], list[str] | None]:
-    """The model's text; each page's shown (start, end); and, when the sections had to be
-    shortened to fit, the full text followed by the URLs shortened (else ``None``)."""
+    """The model's text (after *lead*, a note); each page's shown (start, end); and, when the
+    sections had to be shortened to fit, the full text followed by the URLs shortened (else
+    ``None``)."""
     from pi_hostspec import truncate_head
 
     from ..budget import clip_to, fair_shares, utf8_length
@@ -326,7 +343,7 @@ def _render(
             tail = continuation(page.url, offset, end, page, next_args)
             parts.append(section(head, text, tail, shows))
             spans.append((offset, end) if shows else None)
-        return join_sections(parts), spans
+        return lead + join_sections(parts), spans
 
     full, spans = build(windows)
     if not truncate_head(full, DEFAULT_MAX_LINES, DEFAULT_MAX_BYTES).truncated:

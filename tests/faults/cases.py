@@ -27,8 +27,11 @@ from .server import (
 
 
 def kagi_config(server: FaultServer, timeout: float = TIMEOUT, **options) -> dict:
-    """Kagi (v0) pointed at the fault server."""
-    return one_kagi_config(server.url("/api/v0"), timeoutSeconds=timeout, **options)
+    """Kagi pointed at the fault server, on v0 unless *options* say otherwise (a forced
+    version: the fault server answers every path alike, so "auto" would try v0 after a 401)."""
+    return one_kagi_config(
+        server.url("/api"), timeoutSeconds=timeout, **{"apiVersion": "v0", **options}
+    )
 
 
 def api_config(kind: str, path: str = "") -> Callable[..., dict]:

@@ -252,7 +252,11 @@ def all_providers(write_config, network):
                     "name": "kagi",
                     "type": "kagi",
                     "apiKey": SECRET,
-                    "options": {"baseUrl": "https://kagi.test/api/v0", "timeoutSeconds": 2},
+                    "options": {
+                        "baseUrl": "https://kagi.test/api/v0",
+                        "apiVersion": "v0",
+                        "timeoutSeconds": 2,
+                    },
                 },
                 {
                     "name": "exa",

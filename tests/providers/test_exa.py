@@ -116,7 +116,10 @@ def make_provider(**options) -> ExaProvider:
 
 
 def expect(mock, path: str, body: dict, *, json=None, status: int = 200, **kwargs):
-    """Register one POST whose headers and exact JSON body are pinned."""
+    """Register one POST whose headers and exact JSON body are pinned (a search's ``type`` is
+    ``auto`` unless *body* says otherwise)."""
+    if path == "/search":
+        body = {"type": "auto", **body}
     return mock.add(
         responses.POST,
         f"{BASE}{path}",
@@ -509,7 +512,7 @@ def test_registered_type_builds_provider():
     """The exa type registers with search and fetch, a required key and ExaOptions."""
     from pi_web_tools.providers.exa import EXA as exa
 
-    assert exa.capabilities == {"search", "fetch"}
+    assert exa.capabilities == {"search", "fetch", "summarize"}
     assert exa.needs_api_key is True and exa.options_class is ExaOptions
     provider = exa.factory(
         ProviderConfig(name="work", type="exa", api_key=KEY, options=ExaOptions())

@@ -55,8 +55,11 @@ SEARCH_OK = {
 
 
 def _kagi(**options) -> KagiProvider:
-    provider = KagiProvider("kagi", SECRET, KagiOptions(**options))
-    provider.http.retry = RetryPolicy(backoff_factor=0.001, backoff_jitter=0.001 / 2)
+    """A Kagi provider on v0 unless *options* say otherwise (these tests pin v0's contract;
+    the auto version is tested end to end), with no backoff delay."""
+    provider = KagiProvider("kagi", SECRET, KagiOptions(**{"api_version": "v0", **options}))
+    for client in provider.clients:
+        client.retry = RetryPolicy(backoff_factor=0.001, backoff_jitter=0.001 / 2)
     return provider
 
 
@@ -145,13 +148,13 @@ def test_base_url_override(mock):
 
 
 def test_401_adds_v1_hint_and_never_the_key(mock):
-    """A v0 401 says Unauthorized, suggests apiVersion v1 and hides the key."""
+    """A forced v0's 401 says Unauthorized, suggests dropping apiVersion and hides the key."""
     mock.get(f"{V0}/search", status=401, json=_error_body(2, f"Unauthorized key {SECRET}"))
     with pytest.raises(ProviderError) as info:
         _kagi().search(SearchRequest(query="q"), None)
     message = str(info.value)
     assert "HTTP 401" in message and "Unauthorized" in message and "(code 2)" in message
-    assert '"apiVersion": "v1"' in message
+    assert 'remove "apiVersion"' in message and 'set it to "v1"' in message
     assert SECRET not in message
 
 
@@ -229,7 +232,7 @@ def test_junk_items_are_skipped(mock):
 
 
 def test_v1_search_posts_json(mock):
-    """apiVersion v1 POSTs to /api/v1/search and reads data.search."""
+    """apiVersion v1 POSTs JSON to /api/v1/search with Bearer auth and reads data.search."""
     mock.post(
         "https://kagi.com/api/v1/search",
         json={
@@ -247,8 +250,10 @@ def test_v1_search_posts_json(mock):
             },
         },
         match=[
-            matchers.json_params_matcher({"query": "x", "limit": 10}),
-            matchers.header_matcher({"Authorization": f"Bot {SECRET}"}),
+            matchers.json_params_matcher(
+                {"query": "x", "workflow": "search", "format": "json", "limit": 10}
+            ),
+            matchers.header_matcher({"Authorization": f"Bearer {SECRET}"}),
         ],
     )
     response = _kagi(api_version="v1").search(SearchRequest(query="x"), None)
@@ -343,3 +348,32 @@ def test_clean_snippet():
 def test_repr_hides_key():
     """The provider's repr never shows the key."""
     assert SECRET not in repr(_kagi())
+
+
+def test_base_url_maps_each_version_onto_the_api_root():
+    """A baseUrl is the API root; a trailing /v0 or /v1 is replaced per request."""
+    from pi_web_tools.providers.kagi import api_root
+
+    assert api_root(None) == "https://kagi.com/api"
+    assert api_root("http://gw.example/kagi/api/v1/") == "http://gw.example/kagi/api"
+    assert api_root("http://gw.example/kagi") == "http://gw.example/kagi"
+    provider = _kagi(base_url="http://127.0.0.1:9/api/v0")
+    assert provider.v1.base_url == "http://127.0.0.1:9/api/v1"
+    assert provider.v0.base_url == "http://127.0.0.1:9/api/v0"
+
+
+def test_v0_search_with_date_filters_says_they_were_not_applied(mock):
+    """v0 cannot filter by date: the results come with a notice for the model."""
+    mock.get(f"{V0}/search", json=SEARCH_OK)
+    response = _kagi().search(SearchRequest(query="q", start_published_date="2025-01-01"), None)
+    assert response.hits and "cannot filter by publication date" in response.notices[0]
+
+
+def test_v1_error_in_a_200_envelope_is_an_error(mock):
+    """A 200 whose data is empty and whose error list is set is an error with the trace."""
+    mock.post(
+        "https://kagi.com/api/v1/search",
+        json={"meta": {"trace": "abc"}, "data": [], "error": [{"code": "x.y", "message": "No"}]},
+    )
+    with pytest.raises(ProviderError, match="No \\(code x.y\\); trace abc"):
+        _kagi(api_version="v1").search(SearchRequest(query="q"), None)
