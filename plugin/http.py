@@ -70,6 +70,20 @@ def error_snippet(body: str, limit: int = 200, secrets: Iterable[str | None] = (
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def _valid_json(value: Any) -> Any:
+    """Parsed JSON with lone surrogates (``"\\ud800"`` is valid JSON) replaced in every
+    string, so no text taken from an API can crash a host that writes it."""
+    from pi_hostspec.sanitize import valid_unicode
+
+    if isinstance(value, str):
+        return valid_unicode(value)
+    if isinstance(value, dict):
+        return {valid_unicode(key): _valid_json(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_valid_json(item) for item in value]
+    return value
+
+
 def network_error_message(exc: BaseException) -> str:
     """A one-line description of a requests / socket failure."""
     if isinstance(exc, requests.exceptions.ConnectTimeout):
@@ -467,7 +481,7 @@ class HttpClient:
         if not body.strip():
             raise self.error(f"the API returned an empty body (HTTP {status})", status=status)
         try:
-            data = json.loads(body)
+            data = _valid_json(json.loads(body))
         except (ValueError, RecursionError):
             kind = response.headers.get("Content-Type", "unknown content type")
             raise self.error(

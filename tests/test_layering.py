@@ -38,6 +38,7 @@ LAYERS = {
     "pi_web_tools.hookspecs": 12,
     "pi_web_tools.http": 12,
     "pi_web_tools.netguard": 12,
+    "pi_web_tools.charsets": 11,
     "pi_web_tools.content": 12,
     "pi_web_tools.providers": 13,
     "pi_web_tools.providers.kagi": 13,
