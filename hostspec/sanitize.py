@@ -55,8 +55,12 @@ def strip_control(text: str) -> str:
     if not text:
         return text
     text = valid_unicode(text).replace("\r\n", "\n")
-    text = _ANSI.sub("", text)
-    text = _CONTROL.sub("", text)
+    if "\x1b" in text or "\x9b" in text:
+        text = _ANSI.sub("", text)
+    if _CONTROL.search(text) is not None:
+        text = _CONTROL.sub("", text)
+    if text.isascii():
+        return text
     return _JOINERS.sub("", text)
 
 

@@ -29,7 +29,7 @@ from ..api import (
     at_least,
     option,
 )
-from ..content import content_kind, decode_body, extract_html, sniff_kind
+from ..content import content_kind, decode_body, sniff_kind
 from ..hookspecs import hookimpl
 from ..http import (
     is_retryable,
@@ -137,6 +137,9 @@ class DirectProvider:
         urls = list(request.urls)
         if not urls:
             return FetchResponse(pages=())
+        from .. import extraction
+
+        extraction.prewarm()  # a worker starts while the pages download
         with ThreadPoolExecutor(
             max_workers=min(MAX_URLS, len(urls)), thread_name_prefix="direct-fetch"
         ) as pool:
@@ -307,8 +310,14 @@ class DirectProvider:
         text = decode_body(body, raw_type)
         title = None
         if kind == "html":
-            title, text, extra = extract_html(text, final_url)
-            notes += extra
+            from .. import extraction  # a bounded worker process: time, memory, cancellation
+
+            try:
+                found = extraction.extract(text, final_url, deadline=deadline, cancel=cancel)
+            except InterruptedError:
+                raise _Failure("cancelled", **facts) from None
+            title, text = found.title, found.text
+            notes += found.notes
         return FetchedPage(url=url, ok=True, title=title, text=text, notes=tuple(notes), **facts)
 
 

@@ -158,3 +158,64 @@ def test_mcp_server_survives_a_surrogate_page(agent_dir, tmp_path, server, write
     for name in ("bad", "other", "after"):
         assert results[name].is_error is False, _text(results[name])
         assert "a \\ud800 b" in _text(results[name])  # not a web encoding: read as UTF-8
+
+
+# --------------------------------------------------------------------------- item 2: extraction
+
+UNCLOSED = b"<html><body>" + b"<p>x" * (5 * 1024 * 1024 // 4)  # 5 MB: minutes and GBs in-process
+
+
+def test_extraction_of_a_hostile_page_ends_at_the_timeout(server, tools, write_config):
+    """5 MB of unclosed <p> ends within timeoutSeconds, with the whole page text and a note."""
+    outcome = fetch(server, tools, write_config, Reply(200, UNCLOSED, content_type="text/html"))
+    assert_in_time(outcome)
+    assert not outcome.result.is_error, outcome.text
+    notes = outcome.result.details["urls"][0]["notes"]
+    assert any("main-content extraction" in note for note in notes), notes
+    assert "x\nx\nx" in outcome.text
+
+
+def test_three_hostile_pages_in_one_call_end_at_the_timeout(server, tools, write_config):
+    """Three such URLs in one call still end within the one timeout."""
+    server.script(Reply(200, UNCLOSED, content_type="text/html"))
+    write_config(DIRECT_FETCH.config(server, timeout=1.0))
+    urls = [server.url(f"/p{i}") for i in range(3)]
+    outcome = tools.call("web_fetch", {"urls": urls})
+    assert_in_time(outcome)
+    assert outcome.result.details["fetched"] == 3
+
+
+def test_cancelling_stops_a_running_extraction(server, tools, write_config):
+    """Cancelling during extraction ends the call at once and kills the worker."""
+    import threading
+
+    from pi_hostspec import ToolContext
+    from pi_web_tools import extraction
+
+    server.script(Reply(200, UNCLOSED, content_type="text/html"))
+    write_config(DIRECT_FETCH.config(server, timeout=30.0))
+    ctx = ToolContext()
+    timer = threading.Timer(1.0, ctx.cancel.set)
+    timer.start()
+    outcome = tools.call("web_fetch", {"urls": [server.url("/page")]}, ctx)
+    timer.cancel()
+    assert outcome.elapsed < 2.5
+    assert outcome.result.is_error and "cancelled" in outcome.text
+    pool = extraction._get_pool()
+    assert pool is not None and pool.busy == 0
+
+
+def test_extraction_workers_have_a_memory_limit(server, tools, write_config):
+    """The worker that extracted a page runs under the documented address-space limit."""
+    from pathlib import Path
+
+    from pi_web_tools import extraction
+
+    page = b"<html><head><title>T</title></head><body><p>" + b"words " * 100 + b"</p></body></html>"
+    outcome = fetch(server, tools, write_config, Reply(200, page, content_type="text/html"))
+    assert not outcome.result.is_error
+    pool = extraction._get_pool()
+    assert pool.idle, "the worker is kept warm"
+    limits = Path(f"/proc/{pool.idle[0].process.pid}/limits").read_text()
+    line = next(line for line in limits.splitlines() if line.startswith("Max address space"))
+    assert str(extraction.WORKER_MEMORY_BYTES) in line
