@@ -66,7 +66,9 @@ def error_snippet(body: str, limit: int = 200, secrets: Iterable[str | None] = (
     text = body[opened + 1 : end] if end != -1 else body
     text = re.sub(r"<(script|style)\b[^<>]*>[^<]*", " ", text, flags=re.I)
     text = html.unescape(re.sub(r"<[^<>]*>", " ", text))
-    text = " ".join(text.split())
+    # Unescaping and joining may have assembled a key (``sk&#45;...``, a key split by a tag):
+    # redact again before the cut.
+    text = redact_secrets(redact(" ".join(text.split()), secrets))
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
