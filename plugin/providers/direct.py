@@ -40,7 +40,13 @@ from ..http import (
     send,
     socket_timeouts,
 )
-from ..netguard import RefusedAddress, guarded_adapter, host_refusal, is_proxied
+from ..netguard import (
+    RefusedAddress,
+    guarded_adapter,
+    host_refusal,
+    is_proxied,
+    request_target,
+)
 from ..retry import Retryable, RetryPolicy, with_retries
 
 __all__ = ["DirectOptions", "DirectProvider"]
@@ -176,11 +182,15 @@ class DirectProvider:
             return f"refused: only http and https URLs can be fetched (got {parts.scheme or 'no'} scheme)"
         try:
             host = parts.hostname
-            port = parts.port or (443 if parts.scheme == "https" else 80)
+            parts.port  # noqa: B018 - raises on a bad port
         except ValueError:
             return "invalid URL (bad host or port)"
         if not host:
             return "invalid URL (no host)"
+        try:  # the host requests will connect to (or name to a proxy), which urlsplit may misread
+            _, host, port = request_target(url)
+        except ValueError:
+            return "invalid URL (bad host or port)"
         if self.options.allow_private_network:
             return None
         return host_refusal(host, port, proxied=is_proxied(url))
