@@ -105,6 +105,8 @@ def network_error_message(exc: BaseException) -> str:
     if isinstance(exc, (requests.exceptions.InvalidURL, requests.exceptions.MissingSchema)):
         return "the request URL is invalid (check baseUrl)"
     text = str(exc)
+    if _oversized_headers(exc):
+        return "the server sent oversized or endless response headers"
     if "Connection refused" in text or "ConnectionRefused" in text:
         return "connection refused"
     if (
@@ -261,10 +263,20 @@ _NOT_RETRYABLE = (
 )
 
 
+def _oversized_headers(exc: BaseException) -> bool:
+    """Whether http.client gave up on the response headers (a line over 64 KB, more than 100
+    headers): the server misbehaves, it is no network failure."""
+    text = str(exc)
+    return "got more than" in text and ("header" in text or "bytes when reading" in text)
+
+
 def is_retryable(exc: BaseException) -> bool:
-    """Whether a requests failure is worth another try (broken or refused connections are)."""
-    return isinstance(exc, requests.exceptions.RequestException) and not isinstance(
-        exc, _NOT_RETRYABLE
+    """Whether a requests failure is worth another try (broken or refused connections are;
+    oversized response headers are not)."""
+    return (
+        isinstance(exc, requests.exceptions.RequestException)
+        and not isinstance(exc, _NOT_RETRYABLE)
+        and not _oversized_headers(exc)
     )
 
 
@@ -273,6 +285,28 @@ class _Session(requests.Session):
     all requests strips) when a redirect leaves the original host."""
 
     secret_headers: tuple[str, ...] = ()
+
+    def get_redirect_target(self, resp: requests.Response) -> str | None:
+        """The ``Location`` of a redirect as a browser reads it: UTF-8 when it decodes, else
+        its raw bytes percent-encoded (requests raised ``UnicodeDecodeError`` on Latin-1). An
+        unparseable one (``http://[::1``) is no redirect; ``resp.invalid_location`` says so."""
+        if not resp.is_redirect:
+            return None
+        raw = resp.headers["location"].encode("latin-1", "replace")
+        try:
+            location = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            from urllib.parse import quote
+
+            location = quote(raw, safe="!#$%&'()*+,-./:;=?@[]_~")
+        try:
+            from urllib.parse import urlsplit
+
+            urlsplit(location).port  # noqa: B018 - raises on a bad host or port
+        except ValueError:
+            resp.invalid_location = True
+            return None
+        return location
 
     def rebuild_auth(
         self, prepared_request: requests.PreparedRequest, response: requests.Response
@@ -461,6 +495,11 @@ class HttpClient:
         except TimeoutError:
             stage = "while reading the response" if reading else "waiting for the response"
             raise self.error(f"timed out after {budget:g} s {stage}") from None
+        except UnicodeEncodeError:  # http.client sends header values as Latin-1 only
+            raise self.error(
+                "the API key (or another header value) holds characters an HTTP header cannot "
+                "carry; check the key for pasted quotes, dashes or spaces"
+            ) from None
         except requests.exceptions.RequestException as exc:
             reason = network_error_message(exc)
             if isinstance(exc, requests.exceptions.ReadTimeout):

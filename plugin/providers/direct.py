@@ -247,8 +247,21 @@ class DirectProvider:
             try:
                 cookies.update(response.cookies)
                 target = self.session.get_redirect_target(response)
+                if getattr(response, "invalid_location", False):
+                    raise _Failure(
+                        "the server redirected to an invalid URL",
+                        status=response.status_code,
+                        **facts,
+                    )
                 if target:
-                    following = requests.utils.requote_uri(urljoin(current, target))
+                    try:
+                        following = requests.utils.requote_uri(urljoin(current, target))
+                    except ValueError:  # an unparseable Location (http://[::1)
+                        raise _Failure(
+                            "the server redirected to an invalid URL",
+                            status=response.status_code,
+                            **facts,
+                        ) from None
                     if following in visited:
                         raise _Failure(
                             f"redirect loop at {following}", status=response.status_code, **facts

@@ -7,9 +7,10 @@ import json
 
 import pytest
 
+from ..conftest import SECRET
 from .cases import DIRECT_FETCH, KAGI_SEARCH, kagi_config
-from .conftest import assert_in_time
-from .server import Reply
+from .conftest import assert_clean_error, assert_in_time, assert_no_secret
+from .server import Redirect, Reply
 
 
 def fetch(server, tools, write_config, *replies, timeout: float = 1.0, **args):
@@ -219,3 +220,62 @@ def test_extraction_workers_have_a_memory_limit(server, tools, write_config):
     limits = Path(f"/proc/{pool.idle[0].process.pid}/limits").read_text()
     line = next(line for line in limits.splitlines() if line.startswith("Max address space"))
     assert str(extraction.WORKER_MEMORY_BYTES) in line
+
+
+# --------------------------------------------------------------------------- item 9: messages
+
+
+class ManyHeaders:
+    """A response whose headers never end well: *count* headers, or one header of *size* bytes."""
+
+    def __init__(self, count: int = 0, size: int = 0):
+        self.count, self.size = count, size
+
+    def perform(self, handler, stop) -> None:
+        handler.send_response(200)
+        for i in range(self.count):
+            handler.send_header(f"X-Filler-{i}", "x")
+        if self.size:
+            handler.send_header("X-Huge", "h" * self.size)
+        handler.send_header("Content-Length", "0")
+        handler.end_headers()
+
+
+def test_a_latin1_location_is_followed(server, tools, write_config):
+    """A redirect whose Location is Latin-1 bytes is followed with them percent-encoded."""
+    outcome = fetch(
+        server,
+        tools,
+        write_config,
+        Redirect("/caf\xe9"),
+        Reply(200, "landed", content_type="text/plain"),
+    )
+    assert not outcome.result.is_error, outcome.text
+    assert "landed" in outcome.text and server.requests[1]["path"] == "/caf%E9"
+
+
+def test_an_unparseable_location_is_a_clean_error(server, tools, write_config):
+    """Location: http://[::1 says the server redirected to an invalid URL."""
+    outcome = fetch(server, tools, write_config, Redirect("http://[::1"))
+    assert_clean_error(outcome, "redirected to an invalid URL")
+    assert "ValueError" not in outcome.text
+
+
+@pytest.mark.parametrize("shape", [{"count": 200}, {"size": 70_000}], ids=["many", "huge"])
+def test_oversized_headers_are_named_and_not_retried(shape, server, tools, write_config):
+    """Too many or too long response headers: one clean line naming them, and no retry."""
+    outcome = fetch(server, tools, write_config, ManyHeaders(**shape))
+    assert_clean_error(outcome, "oversized or endless response headers")
+    assert "could not connect" not in outcome.text
+    assert server.count == 1
+
+
+def test_an_api_key_a_header_cannot_carry_names_the_provider(server, tools, write_config):
+    """A key with a typographic quote gives 'Kagi: ...' naming the cause, no codec error, no key."""
+    config = kagi_config(server)
+    config["providers"][0]["apiKey"] = SECRET + "\u2019"
+    write_config(config)
+    outcome = tools.call(KAGI_SEARCH.tool, KAGI_SEARCH.args(server))
+    assert_clean_error(outcome, "Kagi", "cannot carry")
+    assert "codec" not in outcome.text and server.count == 0
+    assert_no_secret(outcome)
