@@ -25,6 +25,7 @@ import struct
 import sys
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 __all__ = [
@@ -126,8 +127,10 @@ class _Worker:
         except Exception:  # noqa: BLE001 - unkillable: nothing more to do
             pass
 
-    def run(self, request: dict, deadline: float, cancel: threading.Event | None) -> dict:
-        """Send *request*, wait for the answer until *deadline*; raises ``TimeoutError``,
+    def run(
+        self, request: dict, deadline: Callable[[], float], cancel: threading.Event | None
+    ) -> dict:
+        """Send *request*, wait for the answer until ``deadline()``; raises ``TimeoutError``,
         ``InterruptedError`` or :class:`_WorkerGone`."""
         import select
 
@@ -139,7 +142,7 @@ class _Worker:
         while True:
             if cancel is not None and cancel.is_set():
                 raise InterruptedError("cancelled")
-            wait = deadline - time.monotonic()
+            wait = deadline() - time.monotonic()
             if wait <= 0:
                 raise TimeoutError("extraction took too long")
             writers = [stdin] if out else []
@@ -179,8 +182,8 @@ class _Pool:
         self.broken = False
         self.closed = False
 
-    def acquire(self, deadline: float, cancel: threading.Event | None) -> _Worker:
-        """An idle worker, a new one, or the first one freed before *deadline*."""
+    def acquire(self, deadline: Callable[[], float], cancel: threading.Event | None) -> _Worker:
+        """An idle worker, a new one, or the first one freed before ``deadline()``."""
         with self.lock:
             while True:
                 if cancel is not None and cancel.is_set():
@@ -191,7 +194,7 @@ class _Pool:
                 if self.busy < MAX_WORKERS:
                     self.busy += 1
                     break
-                wait = deadline - time.monotonic()
+                wait = deadline() - time.monotonic()
                 if wait <= 0:
                     raise TimeoutError("no worker was free in time")
                 self.lock.wait(min(wait, _POLL))
@@ -326,9 +329,11 @@ def _extract(
 ) -> Extraction:
     from .content import extract_html
 
-    # The fallback text of every page being extracted now (linear, about 0.1 s per MB, one at
-    # a time) must still fit before the deadline.
-    limit = deadline - 0.05 - _pending / 10_000_000
+    def limit() -> float:
+        # The fallback text of every page being extracted now (linear, about 0.1 s per MB, one
+        # at a time) must still fit before the deadline: re-read as pages come and go.
+        return deadline - 0.05 - _pending / 10_000_000
+
     started = time.monotonic()
     try:
         worker = pool.acquire(limit, cancel)
@@ -337,7 +342,7 @@ def _extract(
     except OSError:  # the worker could not start at all: extract here, unbounded, as before
         pool.broken = True
         return Extraction(*extract_html(page, url))
-    budget = max(0.0, limit - time.monotonic())
+    budget = max(0.0, limit() - time.monotonic())
     try:
         answer = worker.run({"page": page, "url": url, "seconds": budget}, limit, cancel)
     except InterruptedError:
