@@ -40,7 +40,7 @@ LAYERS = {
     "pi_web_tools.netguard": 12,
     "pi_web_tools.charsets": 10,
     "pi_web_tools.content": 11,
-    "pi_web_tools.extraction": 12,
+    "pi_web_tools.workers": 12,
     "pi_web_tools.providers": 13,
     "pi_web_tools.providers.kagi": 13,
     "pi_web_tools.providers.exa": 13,

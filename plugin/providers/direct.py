@@ -143,9 +143,9 @@ class DirectProvider:
         urls = list(request.urls)
         if not urls:
             return FetchResponse(pages=())
-        from .. import extraction
+        from .. import workers
 
-        extraction.prewarm()  # a worker starts while the pages download
+        workers.prewarm()  # a worker starts while the pages download
         with ThreadPoolExecutor(
             max_workers=min(MAX_URLS, len(urls)), thread_name_prefix="direct-fetch"
         ) as pool:
@@ -333,14 +333,15 @@ class DirectProvider:
         text = decode_body(body, raw_type)
         title = None
         if kind == "html":
-            from .. import extraction  # a bounded worker process: time, memory, cancellation
+            from .. import workers  # a bounded worker process: time, memory, cancellation
 
             try:
-                found = extraction.extract(text, final_url, deadline=deadline, cancel=cancel)
+                title, text, extra = workers.extract_html(
+                    text, final_url, deadline=deadline, cancel=cancel
+                )
             except InterruptedError:
                 raise _Failure("cancelled", **facts) from None
-            title, text = found.title, found.text
-            notes += found.notes
+            notes += extra
         return FetchedPage(url=url, ok=True, title=title, text=text, notes=tuple(notes), **facts)
 
 

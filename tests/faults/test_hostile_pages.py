@@ -191,7 +191,7 @@ def test_cancelling_stops_a_running_extraction(server, tools, write_config):
     import threading
 
     from pi_hostspec import ToolContext
-    from pi_web_tools import extraction
+    from pi_web_tools import workers
 
     server.script(Reply(200, UNCLOSED, content_type="text/html"))
     write_config(DIRECT_FETCH.config(server, timeout=30.0))
@@ -202,7 +202,7 @@ def test_cancelling_stops_a_running_extraction(server, tools, write_config):
     timer.cancel()
     assert outcome.elapsed < 2.5
     assert outcome.result.is_error and "cancelled" in outcome.text
-    pool = extraction._get_pool()
+    pool = workers._get_pool()
     assert pool is not None and pool.busy == 0
 
 
@@ -210,16 +210,16 @@ def test_extraction_workers_have_a_memory_limit(server, tools, write_config):
     """The worker that extracted a page runs under the documented address-space limit."""
     from pathlib import Path
 
-    from pi_web_tools import extraction
+    from pi_web_tools import workers
 
     page = b"<html><head><title>T</title></head><body><p>" + b"words " * 100 + b"</p></body></html>"
     outcome = fetch(server, tools, write_config, Reply(200, page, content_type="text/html"))
     assert not outcome.result.is_error
-    pool = extraction._get_pool()
+    pool = workers._get_pool()
     assert pool.idle, "the worker is kept warm"
     limits = Path(f"/proc/{pool.idle[0].process.pid}/limits").read_text()
     line = next(line for line in limits.splitlines() if line.startswith("Max address space"))
-    assert str(extraction.WORKER_MEMORY_BYTES) in line
+    assert str(workers.WORKER_MEMORY_BYTES) in line
 
 
 # --------------------------------------------------------------------------- item 9: messages

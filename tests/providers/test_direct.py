@@ -101,9 +101,9 @@ def test_html_article_becomes_markdown_with_title(server):
 def test_html_with_little_main_content_falls_back_to_whole_text(server, monkeypatch):
     """When extraction finds almost nothing, the whole-page text is returned with a note."""
     import trafilatura
-    from pi_web_tools import extraction
+    from pi_web_tools import workers
 
-    monkeypatch.setattr(extraction, "IN_PROCESS", True)  # the patch applies in this process only
+    monkeypatch.setattr(workers, "IN_PROCESS", True)  # the patch applies in this process only
     monkeypatch.setattr(trafilatura, "extract", lambda *a, **k: "tiny")
     server.expect_request("/").respond_with_data(ARTICLE, content_type="text/html")
     page = fetch_one(server.url_for("/"))

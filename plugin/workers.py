@@ -1,6 +1,9 @@
 """Bounded extraction: :func:`pi_web_tools.content.extract_html` run in worker processes that a
 deadline, a cancellation and a memory limit can stop, whatever extractor sits inside.
 
+:func:`extract_html` here takes the same arguments and returns the same tuple as the content
+module's (``(title, text, notes, ...)``), plus a deadline and a cancellation event.
+
 A hostile page (megabytes of unclosed ``<p>``) once took an in-process extractor minutes and
 gigabytes. Here each extraction runs in a warm worker process (started on first use, kept for
 the next pages) with an address-space limit of :data:`WORKER_MEMORY_BYTES`; at most
@@ -34,8 +37,8 @@ __all__ = [
     "MAX_WORKERS",
     "TASKS_PER_WORKER",
     "WORKER_MEMORY_BYTES",
-    "Extraction",
-    "extract",
+    "RESULT_EXTRAS",
+    "extract_html",
     "prewarm",
     "shutdown",
     "worker_main",
@@ -56,17 +59,13 @@ _MEMORY_ENV = "PI_WEB_WORKER_MEMORY"
 _BOOTSTRAP = (
     "import os, sys; sys.path[:0] = [p for p in os.environ.get("
     f"{_PATH_ENV!r}, '').split(os.pathsep) if p]; "
-    "from pi_web_tools.extraction import worker_main; worker_main()"
+    "from pi_web_tools.workers import worker_main; worker_main()"
 )
 
 
-class Extraction:
-    """The outcome of one extraction: ``(title, text, notes)`` as ``extract_html`` gives them."""
-
-    __slots__ = ("notes", "text", "title")
-
-    def __init__(self, title: str | None, text: str, notes: list[str]):
-        self.title, self.text, self.notes = title, text, notes
+#: What a fallback result carries after ``(title, text, notes)``, to have the shape of
+#: ``content.extract_html``'s result (an extractor that also returns links: ``([],)``).
+RESULT_EXTRAS: tuple = ()
 
 
 class _WorkerGone(Exception):
@@ -280,7 +279,7 @@ FALLBACK_CHARS = 1_000_000
 _fallback_lock = threading.Lock()
 
 
-def _fallback(page: str, reason: str) -> Extraction:
+def _fallback(page: str, reason: str) -> tuple:
     """The page's whole text instead of its main content: linear, one page at a time (threads
     converting pages at once only slow each other down), and only its first
     :data:`FALLBACK_CHARS` characters of HTML, so the fallback's cost is bounded too."""
@@ -290,24 +289,25 @@ def _fallback(page: str, reason: str) -> Extraction:
     cut = f" of its first {FALLBACK_CHARS:,} characters" if len(page) > len(part) else ""
     with _fallback_lock:
         text = html_to_text(part)
-    return Extraction(page_title(part), text, [f"{reason}; showing the whole page text{cut}"])
+    notes = [f"{reason}; showing the whole page text{cut}"]
+    return (page_title(part), text, notes, *RESULT_EXTRAS)
 
 
-def extract(
+def extract_html(
     page: str,
     url: str | None = None,
     *,
     deadline: float | None = None,
     cancel: threading.Event | None = None,
-) -> Extraction:
-    """``extract_html(page, url)`` in a bounded worker; raises ``InterruptedError`` when
+) -> tuple:
+    """``content.extract_html(page, url)`` in a bounded worker; raises ``InterruptedError`` when
     *cancel* is set. Past the monotonic *deadline* (less the time the fallback needs), or when
     the worker runs out of memory or dies, the page's whole text is returned with a note."""
-    from .content import extract_html
+    from . import content
 
     pool = None if IN_PROCESS else _get_pool()
     if pool is None:
-        return Extraction(*extract_html(page, url))
+        return tuple(content.extract_html(page, url))
     if deadline is None:
         deadline = time.monotonic() + 30.0
     global _pending
@@ -326,8 +326,8 @@ _pending = 0  # characters the pages being extracted now would fall back to, in 
 
 def _extract(
     pool: _Pool, page: str, url: str | None, deadline: float, cancel: threading.Event | None
-) -> Extraction:
-    from .content import extract_html
+) -> tuple:
+    from . import content
 
     def limit() -> float:
         # The fallback text of every page being extracted now (linear, about 0.1 s per MB, one
@@ -341,7 +341,7 @@ def _extract(
         return _fallback(page, "main-content extraction had no time left (timeoutSeconds)")
     except OSError:  # the worker could not start at all: extract here, unbounded, as before
         pool.broken = True
-        return Extraction(*extract_html(page, url))
+        return tuple(content.extract_html(page, url))
     budget = max(0.0, limit() - time.monotonic())
     try:
         answer = worker.run({"page": page, "url": url, "seconds": budget}, limit, cancel)
@@ -361,7 +361,7 @@ def _extract(
         pool.release(None)
         if not worker.served and worker.process.returncode not in (None, -9):
             pool.broken = True  # it never served a page: this interpreter cannot run workers
-            return Extraction(*extract_html(page, url))
+            return tuple(content.extract_html(page, url))
         return _fallback(page, "main-content extraction failed (the worker stopped)")
     worker.tasks += 1
     worker.served = True
@@ -374,14 +374,21 @@ def _extract(
         pool.release(worker)
         return _fallback(page, "main-content extraction failed")
     pool.release(worker)
+    result = answer.get("result")
+    if not isinstance(result, list) or len(result) < 3:
+        return _fallback(page, "main-content extraction failed")
+    return tuple(_valid(item) for item in result)
+
+
+def _valid(value: Any) -> Any:
+    """A value of the worker's answer with valid Unicode in every string (lists stay lists)."""
     from pi_hostspec.sanitize import valid_unicode
 
-    title = answer.get("title")
-    return Extraction(
-        valid_unicode(title) if isinstance(title, str) else None,
-        valid_unicode(str(answer.get("text") or "")),
-        [valid_unicode(str(note)) for note in answer.get("notes") or []],
-    )
+    if isinstance(value, str):
+        return valid_unicode(value)
+    if isinstance(value, list):
+        return [_valid(item) for item in value]
+    return value
 
 
 # --------------------------------------------------------------------------- the worker side
@@ -436,8 +443,7 @@ def worker_main() -> None:
             cpu = int(spent + float(request.get("seconds") or 0) + 2)
             if hard == resource.RLIM_INFINITY or cpu < hard:
                 resource.setrlimit(resource.RLIMIT_CPU, (cpu, hard))
-            title, text, notes = extract_html(request["page"], request.get("url"))
-            answer = {"title": title, "text": text, "notes": list(notes)}
+            answer = {"result": list(extract_html(request["page"], request.get("url")))}
         except MemoryError:
             answer, exit_after = {"error": "memory"}, True
         except Exception as exc:  # noqa: BLE001 - reported to the parent, which falls back

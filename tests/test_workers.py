@@ -1,4 +1,4 @@
-"""Bounded extraction: extract_html in warm worker processes, killed at the deadline or on
+"""Bounded extraction (workers): extract_html in warm worker processes, killed at the deadline or on
 cancellation, with a fallback to the whole page text."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import threading
 import time
 
 import pytest
-from pi_web_tools import extraction
+from pi_web_tools import workers
 from pi_web_tools.content import extract_html
 
 PAGE = (
@@ -21,25 +21,25 @@ HOSTILE = "<p>x" * 1_000_000
 @pytest.fixture
 def fresh_pool(monkeypatch):
     """A pool of this test's own, shut down afterwards."""
-    monkeypatch.setattr(extraction, "_pool", None)
+    monkeypatch.setattr(workers, "_pool", None)
     yield
-    extraction.shutdown()
+    workers.shutdown()
 
 
 def test_a_worker_gives_what_extract_html_gives(fresh_pool):
     """Title, text and notes from the worker equal an in-process extraction's."""
-    found = extraction.extract(PAGE, "https://example.com/a", deadline=time.monotonic() + 20)
-    assert (found.title, found.text, found.notes) == extract_html(PAGE, "https://example.com/a")
+    found = workers.extract_html(PAGE, "https://example.com/a", deadline=time.monotonic() + 20)
+    assert found == tuple(extract_html(PAGE, "https://example.com/a"))
 
 
 def test_workers_are_kept_warm_and_reused(fresh_pool):
     """Sequential pages reuse one worker process, and a warm extraction is fast."""
-    extraction.extract(PAGE, deadline=time.monotonic() + 20)
-    pool = extraction._get_pool()
+    workers.extract_html(PAGE, deadline=time.monotonic() + 20)
+    pool = workers._get_pool()
     pid = pool.idle[0].process.pid
     start = time.monotonic()
     for _ in range(5):
-        extraction.extract(PAGE, deadline=time.monotonic() + 20)
+        workers.extract_html(PAGE, deadline=time.monotonic() + 20)
     assert (time.monotonic() - start) / 5 < 0.1
     assert [worker.process.pid for worker in pool.idle] == [pid]
 
@@ -47,11 +47,12 @@ def test_workers_are_kept_warm_and_reused(fresh_pool):
 def test_past_the_deadline_the_page_falls_back_to_its_whole_text(fresh_pool):
     """A page still extracting at the deadline gets its whole text and a note; the worker dies."""
     start = time.monotonic()
-    found = extraction.extract(HOSTILE, deadline=start + 1.5)
+    found = workers.extract_html(HOSTILE, deadline=start + 1.5)
     assert time.monotonic() - start < 2.0
-    assert "main-content extraction stopped after" in found.notes[0]
-    assert found.text.startswith("x\nx")
-    assert extraction._get_pool().busy == 0
+    title, text, notes = found
+    assert "main-content extraction stopped after" in notes[0]
+    assert text.startswith("x\nx")
+    assert workers._get_pool().busy == 0
 
 
 def test_cancellation_kills_the_worker_at_once(fresh_pool):
@@ -60,32 +61,32 @@ def test_cancellation_kills_the_worker_at_once(fresh_pool):
     threading.Timer(0.5, cancel.set).start()
     start = time.monotonic()
     with pytest.raises(InterruptedError):
-        extraction.extract(HOSTILE, deadline=start + 30, cancel=cancel)
+        workers.extract_html(HOSTILE, deadline=start + 30, cancel=cancel)
     assert time.monotonic() - start < 1.0
-    pool = extraction._get_pool()
+    pool = workers._get_pool()
     assert pool.busy == 0 and pool.idle == []
 
 
 def test_a_worker_is_retired_after_its_share_of_pages(fresh_pool, monkeypatch):
     """After TASKS_PER_WORKER pages a worker exits and a fresh one takes over."""
-    monkeypatch.setattr(extraction, "TASKS_PER_WORKER", 2)
-    extraction.extract(PAGE, deadline=time.monotonic() + 20)
-    first = extraction._get_pool().idle[0].process
-    extraction.extract(PAGE, deadline=time.monotonic() + 20)
+    monkeypatch.setattr(workers, "TASKS_PER_WORKER", 2)
+    workers.extract_html(PAGE, deadline=time.monotonic() + 20)
+    first = workers._get_pool().idle[0].process
+    workers.extract_html(PAGE, deadline=time.monotonic() + 20)
     assert first.poll() is not None
-    assert extraction._get_pool().idle == []
+    assert workers._get_pool().idle == []
 
 
 def test_a_worker_that_cannot_start_means_in_process_extraction(fresh_pool, monkeypatch):
     """An interpreter that cannot run workers still extracts pages (in the calling thread)."""
-    monkeypatch.setattr(extraction.sys, "executable", "/nonexistent/python")
-    found = extraction.extract(PAGE, deadline=time.monotonic() + 5)
-    assert found.title == "Worker page" and "ordinary article" in found.text
+    monkeypatch.setattr(workers.sys, "executable", "/nonexistent/python")
+    found = workers.extract_html(PAGE, deadline=time.monotonic() + 5)
+    assert found[0] == "Worker page" and "ordinary article" in found[1]
 
 
 def test_shutdown_stops_idle_workers(fresh_pool):
     """shutdown() kills the warm workers (as the process's exit does)."""
-    extraction.extract(PAGE, deadline=time.monotonic() + 20)
-    process = extraction._get_pool().idle[0].process
-    extraction.shutdown()
+    workers.extract_html(PAGE, deadline=time.monotonic() + 20)
+    process = workers._get_pool().idle[0].process
+    workers.shutdown()
     assert process.poll() is not None
