@@ -10,7 +10,8 @@ from urllib.parse import parse_qs, urlsplit
 
 
 class FakeAPI:
-    """Serves ``/api/v0/search`` (Kagi), ``/search`` (Exa) and ``/page/N`` after *latency* seconds."""
+    """Serves ``/api/v0/search`` (Kagi), ``/search`` (Exa), ``/page/N`` (text) and ``/html/N``
+    (an article) after *latency* seconds."""
 
     def __init__(self, latency: float):
         self.latency = latency
@@ -55,6 +56,16 @@ class FakeAPI:
                         json.dumps({"meta": {"api_balance": 1.0}, "data": data}).encode(),
                         "application/json",
                     )
+                elif parts.path.startswith("/html/"):
+                    body = "".join(
+                        f"<p>Paragraph {i} of an article served for the load check, with words.</p>"
+                        for i in range(60)
+                    )
+                    page = (
+                        f"<html><head><title>Page {parts.path}</title></head><body><nav>menu</nav>"
+                        f"<article><h1>Heading</h1>{body}</article></body></html>"
+                    )
+                    self._reply(page.encode(), "text/html; charset=utf-8")
                 elif parts.path.startswith("/page/"):
                     text = "\n".join(f"Line {i} of a plain page." for i in range(200))
                     self._reply(text.encode(), "text/plain; charset=utf-8")

@@ -43,19 +43,21 @@ def _run(host, name: str, args, *, as_json: bool, expanded: bool, plain: bool) -
     ctx = ToolContext()
     result_box = {}
 
-    def work() -> None:
-        result_box["result"] = host.call(name, args, ctx)
+    done = threading.Event()
 
-    worker = threading.Thread(target=work, daemon=True)
-    worker.start()
+    def work() -> None:
+        try:
+            result_box["result"] = host.call(name, args, ctx)
+        finally:
+            done.set()
+
+    # An Event, not Thread.join: a join interrupted by Ctrl-C may report the thread finished.
+    threading.Thread(target=work, daemon=True).start()
     try:
-        while worker.is_alive():
-            worker.join(0.1)
+        while not done.wait(0.1):
+            pass
     except KeyboardInterrupt:
-        ctx.cancel.set()
-        worker.join(5)
-        print("pi-web: cancelled", file=sys.stderr)
-        return 130
+        _cancelled(ctx, done)
     result = result_box["result"]
     if as_json:
         _print(json.dumps(result.to_json(), ensure_ascii=False, default=str))
@@ -66,6 +68,43 @@ def _run(host, name: str, args, *, as_json: bool, expanded: bool, plain: bool) -
         _print(host.render_call(name, args, theme))
         _print(host.render_result(name, result, RenderOptions(expanded=expanded), theme))
     return 1 if result.is_error else 0
+
+
+#: How long a cancelled call may take to wind down before the process exits anyway.
+CANCEL_GRACE_SECONDS = 0.5
+
+
+def _cancelled(ctx, done: threading.Event) -> None:
+    """Ctrl-C: tell the tool to stop, give it a moment, then exit with status 130 at once.
+
+    The exit is immediate (``os._exit`` after flushing and the ``atexit`` handlers): a normal
+    interpreter exit would join the tool's worker threads (``concurrent.futures`` does), which
+    may sit in a socket read until their timeout. A second Ctrl-C exits at once, quietly.
+    """
+    import atexit
+    import os
+    import signal
+
+    def now(*_args) -> None:
+        os._exit(130)
+
+    try:
+        signal.signal(signal.SIGINT, now)
+    except ValueError:  # not the main thread: a second Ctrl-C cannot be caught here anyway
+        pass
+    ctx.cancel.set()
+    print("pi-web: cancelled", file=sys.stderr, flush=True)
+    done.wait(CANCEL_GRACE_SECONDS)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    try:
+        atexit._run_exitfuncs()  # plugins' clean-up (worker processes), not thread joins
+    except BaseException:  # noqa: BLE001 - exiting regardless
+        pass
+    os._exit(130)
 
 
 def _cmd_tools(host) -> int:

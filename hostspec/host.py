@@ -103,6 +103,28 @@ def _one_line(exc: BaseException) -> str:
     return text[0] if text else type(exc).__name__
 
 
+def _valid(value: Any) -> Any:
+    """*value* (JSON-like) with every string made valid Unicode."""
+    from .sanitize import valid_unicode
+
+    if isinstance(value, str):
+        return valid_unicode(value)
+    if isinstance(value, dict):
+        return {_valid(key): _valid(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_valid(item) for item in value)
+    return value
+
+
+def _valid_result(result: ToolResult) -> ToolResult:
+    """*result* with lone surrogates replaced in its text and details (a no-op copy-free pass
+    when there are none)."""
+    parts = [attrs.evolve(part, text=_valid(part.text)) for part in result.content]
+    if all(new.text is old.text for new, old in zip(parts, result.content, strict=True)):
+        parts = result.content
+    return ToolResult(content=parts, details=_valid(result.details), is_error=result.is_error)
+
+
 class Host:
     """Runs registered tools the way a pi host does, with pi's fallbacks for rendering."""
 
@@ -142,7 +164,12 @@ class Host:
 
         Raises only :class:`UnknownToolError`. A :class:`ToolError` becomes an error result
         with its message and details; any other exception becomes a one-line error result.
+        Every string of the result is valid Unicode (no lone surrogate), so no host crashes
+        writing it.
         """
+        return _valid_result(self._call(name, args, ctx))
+
+    def _call(self, name: str, args: Any, ctx: ToolContext | None) -> ToolResult:
         tool = self.get_tool(name)
         ctx = ctx or ToolContext()
         try:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["strip_control", "clip"]
+__all__ = ["clip", "strip_control", "valid_unicode"]
 
 # CSI, OSC (ended by BEL or ST), and other two-byte escapes; then C0/C1 controls except \t and \n.
 _ANSI = re.compile(
@@ -14,20 +14,54 @@ _ANSI = re.compile(
     r"|\x1b[@-Z\\-_]?"
     r"|\x9b[0-?]*[ -/]*[@-~]"
 )
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# Controls, bidi marks and overrides (U+061C included), and the invisible format characters that
+# have no place in page text: soft hyphen, zero-width space, word joiner and invisible operators,
+# deprecated format controls, the BOM, interlinear annotations, and the tag characters
+# (U+E0000-E007F, a known way to hide instructions from people).
+_CONTROL = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\xad\u061c\u180e\u200b\u200e\u200f\u202a-\u202e"
+    "\u2060-\u206f\ufeff\ufff9-\ufffb\U000e0000-\U000e007f]"
+)
+# Zero-width (non-)joiners shape emoji and many scripts; between ASCII characters, or in runs,
+# they only hide things. Runs of variation selectors likewise (one follows a character at most).
+_JOINERS = re.compile(
+    "[\u200c\u200d]{2,}|(?<=[\x00-\x7f])[\u200c\u200d]|[\u200c\u200d](?=[\x00-\x7f])"
+    "|^[\u200c\u200d]|[\u200c\u200d]$"
+    "|[\ufe00-\ufe0f\U000e0100-\U000e01ef]{2,}",
+    re.MULTILINE,
+)
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def valid_unicode(text: str) -> str:
+    """*text* as valid Unicode: surrogate pairs joined, lone surrogates replaced by U+FFFD.
+
+    Lone surrogates (from a page's odd encoding, or JSON's ``"\\ud800"``) cannot be encoded
+    as UTF-8: a host writing them (an MCP server, a log) would crash.
+    """
+    if not text or _SURROGATE.search(text) is None:
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 
 
 def strip_control(text: str) -> str:
-    """Remove ANSI escapes, control characters and bidi overrides; keep newlines and tabs.
+    """Remove ANSI escapes, control characters, bidi overrides and invisible format characters
+    (tag characters, zero-width spaces, BOMs); keep newlines and tabs. The result is valid
+    Unicode (:func:`valid_unicode`).
 
     Carriage returns become newlines when they end a line (``\\r\\n``) and vanish otherwise,
     so a page cannot overwrite what the terminal already shows.
     """
     if not text:
         return text
-    text = text.replace("\r\n", "\n")
-    text = _ANSI.sub("", text)
-    return _CONTROL.sub("", text)
+    text = valid_unicode(text).replace("\r\n", "\n")
+    if "\x1b" in text or "\x9b" in text:
+        text = _ANSI.sub("", text)
+    if _CONTROL.search(text) is not None:
+        text = _CONTROL.sub("", text)
+    if text.isascii():
+        return text
+    return _JOINERS.sub("", text)
 
 
 def clip(text: str, width: int) -> str:

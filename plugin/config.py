@@ -45,6 +45,7 @@ __all__ = [
     "parse_config",
     "permission_warning",
     "structure_options",
+    "trust_warnings",
 ]
 
 AGENT_DIR_ENV = "PI_CODING_AGENT_DIR"
@@ -650,6 +651,65 @@ def permission_warning(path: Path) -> str | None:
     return None
 
 
+def trust_warnings(path: Path) -> list[str]:
+    """Warnings when others could change the config: the file or its directory writable by
+    group or others, or the file owned by another user (a planted ``baseUrl`` would receive
+    the keys)."""
+    if os.name != "posix":
+        return []
+    found = []
+    writable = stat.S_IWGRP | stat.S_IWOTH
+    try:
+        info = path.stat()
+    except OSError:
+        info = None
+    if info is not None and info.st_mode & writable:
+        found.append(
+            f"{path} is writable by other users (mode {stat.S_IMODE(info.st_mode):o}); "
+            f"run: chmod go-w {path}"
+        )
+    if info is not None and info.st_uid not in (os.getuid(), 0):
+        found.append(f"{path} is owned by another user (uid {info.st_uid})")
+    try:
+        folder = path.parent.stat()
+    except OSError:
+        folder = None
+    if folder is not None and folder.st_mode & writable:
+        found.append(
+            f"{path.parent} is writable by other users (mode {stat.S_IMODE(folder.st_mode):o}), "
+            f"who could replace the config; run: chmod go-w {path.parent}"
+        )
+    return found
+
+
+def _guard_env_keys(config: Config, untrusted: bool) -> Config:
+    """An environment key goes to a ``baseUrl`` set in the file only when the file is
+    trusted, and ``pi-web config`` (and ``details.warnings``) always say so."""
+    providers, warnings, problems = [], list(config.warnings), list(config.key_problems)
+    for provider in config.providers:
+        base_url = getattr(provider.options, "base_url", None)
+        if provider.key_from_env and base_url:
+            where = f"providers ({provider.name})"
+            if untrusted:
+                problems.append(
+                    f"{where}: {provider.key_from_env} is not sent to baseUrl {base_url}: the "
+                    'config can be changed by other users; fix its permissions or add "apiKey"'
+                )
+                provider = attrs.evolve(provider, api_key=None, key_from_env=None)
+            else:
+                warnings.append(
+                    f"{where}: {provider.key_from_env} from the environment is sent to "
+                    f"baseUrl {base_url}, not the provider's default API"
+                )
+        providers.append(provider)
+    return attrs.evolve(
+        config,
+        providers=tuple(providers),
+        warnings=tuple(warnings),
+        key_problems=tuple(problems),
+    )
+
+
 def env_provider(provider_type: ProviderType) -> ProviderConfig | None:
     """The provider a key variable alone configures (how ``KAGI_API_KEY`` works), when the
     type declares ``env_key_implies_provider`` and the variable is set."""
@@ -727,8 +787,11 @@ def load_config(types: Mapping[str, ProviderType], path: Path | None = None) -> 
             if any(p.api_key and not p.key_from_env for p in config.providers)
             else None
         )
-        if warning:
-            config = attrs.evolve(config, warnings=config.warnings + (warning,))
+        trust = trust_warnings(path)
+        config = _guard_env_keys(config, untrusted=bool(trust))
+        added = ([warning] if warning else []) + trust
+        if added:
+            config = attrs.evolve(config, warnings=config.warnings + tuple(added))
     secrets.remember(p.api_key for p in config.providers)
     with _cache_lock:
         _cache[str(path)] = (stamp, config)

@@ -47,35 +47,38 @@ _BLOCK = re.compile(
 _TAG = re.compile(r"<[^<>]*>")
 
 
-def _codec(name: str | None) -> str | None:
-    """A Python codec for a charset label; Latin-1 and ASCII labels mean windows-1252 (as browsers do)."""
-    if not name:
-        return None
-    try:
-        found = codecs.lookup(name.strip().strip("\"'")).name
-    except LookupError:
-        return None
-    return "cp1252" if found in ("iso8859-1", "ascii") else found
-
-
 def decode_body(body: bytes, content_type: str = "") -> str:
-    """*body* as text, in the encoding the ``Content-Type`` header, a BOM or the page declares."""
+    """*body* as text, in the encoding the ``Content-Type`` header, a BOM or the page declares.
+
+    Only the WHATWG Encoding Standard's labels count (:mod:`pi_web_tools.charsets`); any other
+    name is ignored. The text is always valid Unicode: no lone surrogate survives.
+    """
+    from pi_hostspec.sanitize import valid_unicode
+
+    from .charsets import decode
+
     match = _HEADER_CHARSET.search(content_type or "")
-    return body.decode(_charset(match.group(1) if match else None, body), errors="replace")
+    return valid_unicode(decode(body, _charset(match.group(1) if match else None, body)))
 
 
 def _charset(header_charset: str | None, body: bytes) -> str:
-    """The body's encoding: BOM, then the header, then ``<meta>`` / XML declaration, else UTF-8."""
+    """The body's codec: BOM, then the header, then ``<meta>`` / XML declaration, else UTF-8."""
+    from .charsets import web_codec
+
     if body.startswith(codecs.BOM_UTF8):
         return "utf-8-sig"
-    if body.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+    if body.startswith(codecs.BOM_UTF16_LE):
         return "utf-16"
-    found = _codec(header_charset)
+    if body.startswith(codecs.BOM_UTF16_BE):
+        return "utf-16"
+    found = web_codec(header_charset and header_charset.strip("\"'"))
     if found:
         return found
     head = body[:2048]
     match = _META_CHARSET.search(head) or _XML_ENCODING.search(head)
-    return (_codec(match.group(1).decode("ascii")) if match else None) or "utf-8"
+    if match:
+        found = web_codec(match.group(1).decode("ascii"), in_document=True)
+    return found or "utf-8"
 
 
 def _clean_line_text(text: str) -> str:

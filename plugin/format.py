@@ -29,7 +29,8 @@ __all__ = [
 
 
 def _one_line(text: str | None) -> str:
-    return " ".join(strip_control(text or "").split())
+    """*text* on one line, known keys redacted (before any caller shortens it)."""
+    return " ".join(strip_control(redact_secrets(text or "")).split())
 
 
 def _date(value: str | None) -> str:

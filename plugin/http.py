@@ -66,8 +66,24 @@ def error_snippet(body: str, limit: int = 200, secrets: Iterable[str | None] = (
     text = body[opened + 1 : end] if end != -1 else body
     text = re.sub(r"<(script|style)\b[^<>]*>[^<]*", " ", text, flags=re.I)
     text = html.unescape(re.sub(r"<[^<>]*>", " ", text))
-    text = " ".join(text.split())
+    # Unescaping and joining may have assembled a key (``sk&#45;...``, a key split by a tag):
+    # redact again before the cut.
+    text = redact_secrets(redact(" ".join(text.split()), secrets))
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _valid_json(value: Any) -> Any:
+    """Parsed JSON with lone surrogates (``"\\ud800"`` is valid JSON) replaced in every
+    string, so no text taken from an API can crash a host that writes it."""
+    from pi_hostspec.sanitize import valid_unicode
+
+    if isinstance(value, str):
+        return valid_unicode(value)
+    if isinstance(value, dict):
+        return {valid_unicode(key): _valid_json(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_valid_json(item) for item in value]
+    return value
 
 
 def network_error_message(exc: BaseException) -> str:
@@ -89,6 +105,8 @@ def network_error_message(exc: BaseException) -> str:
     if isinstance(exc, (requests.exceptions.InvalidURL, requests.exceptions.MissingSchema)):
         return "the request URL is invalid (check baseUrl)"
     text = str(exc)
+    if _oversized_headers(exc):
+        return "the server sent oversized or endless response headers"
     if "Connection refused" in text or "ConnectionRefused" in text:
         return "connection refused"
     if (
@@ -245,10 +263,20 @@ _NOT_RETRYABLE = (
 )
 
 
+def _oversized_headers(exc: BaseException) -> bool:
+    """Whether http.client gave up on the response headers (a line over 64 KB, more than 100
+    headers): the server misbehaves, it is no network failure."""
+    text = str(exc)
+    return "got more than" in text and ("header" in text or "bytes when reading" in text)
+
+
 def is_retryable(exc: BaseException) -> bool:
-    """Whether a requests failure is worth another try (broken or refused connections are)."""
-    return isinstance(exc, requests.exceptions.RequestException) and not isinstance(
-        exc, _NOT_RETRYABLE
+    """Whether a requests failure is worth another try (broken or refused connections are;
+    oversized response headers are not)."""
+    return (
+        isinstance(exc, requests.exceptions.RequestException)
+        and not isinstance(exc, _NOT_RETRYABLE)
+        and not _oversized_headers(exc)
     )
 
 
@@ -257,6 +285,28 @@ class _Session(requests.Session):
     all requests strips) when a redirect leaves the original host."""
 
     secret_headers: tuple[str, ...] = ()
+
+    def get_redirect_target(self, resp: requests.Response) -> str | None:
+        """The ``Location`` of a redirect as a browser reads it: UTF-8 when it decodes, else
+        its raw bytes percent-encoded (requests raised ``UnicodeDecodeError`` on Latin-1). An
+        unparseable one (``http://[::1``) is no redirect; ``resp.invalid_location`` says so."""
+        if not resp.is_redirect:
+            return None
+        raw = resp.headers["location"].encode("latin-1", "replace")
+        try:
+            location = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            from urllib.parse import quote
+
+            location = quote(raw, safe="!#$%&'()*+,-./:;=?@[]_~")
+        try:
+            from urllib.parse import urlsplit
+
+            urlsplit(location).port  # noqa: B018 - raises on a bad host or port
+        except ValueError:
+            resp.invalid_location = True
+            return None
+        return location
 
     def rebuild_auth(
         self, prepared_request: requests.PreparedRequest, response: requests.Response
@@ -445,6 +495,11 @@ class HttpClient:
         except TimeoutError:
             stage = "while reading the response" if reading else "waiting for the response"
             raise self.error(f"timed out after {budget:g} s {stage}") from None
+        except UnicodeEncodeError:  # http.client sends header values as Latin-1 only
+            raise self.error(
+                "the API key (or another header value) holds characters an HTTP header cannot "
+                "carry; check the key for pasted quotes, dashes or spaces"
+            ) from None
         except requests.exceptions.RequestException as exc:
             reason = network_error_message(exc)
             if isinstance(exc, requests.exceptions.ReadTimeout):
@@ -467,7 +522,7 @@ class HttpClient:
         if not body.strip():
             raise self.error(f"the API returned an empty body (HTTP {status})", status=status)
         try:
-            data = json.loads(body)
+            data = _valid_json(json.loads(body))
         except (ValueError, RecursionError):
             kind = response.headers.get("Content-Type", "unknown content type")
             raise self.error(

@@ -22,6 +22,7 @@ __all__ = [
     "guarded_adapter",
     "host_refusal",
     "is_proxied",
+    "request_target",
     "resolve_host",
 ]
 
@@ -108,6 +109,32 @@ def host_refusal(host: str, port: int, *, proxied: bool = False) -> str | None:
         if reason:
             return f"refused: {host} resolves to {reason} ({address}); {ALLOW_HINT}"
     return None
+
+
+def request_target(url: str) -> tuple[str, str, int]:
+    """(scheme, host, port) of *url* exactly as requests will send it: prepared by requests
+    (IDNA, quoting), then parsed by urllib3, which opens the connection or names the URL to a
+    proxy. ``urlsplit`` can disagree: it reads ``http://127.0.0.1:8080\\@example.com/`` as
+    ``example.com``, while requests sends ``http://127.0.0.1:8080/%5C@example.com/``.
+
+    Raises ``ValueError`` when requests would refuse the URL.
+    """
+    import urllib3
+
+    prepared = requests.PreparedRequest()
+    try:
+        prepared.prepare_url(url, None)
+        parts = urllib3.util.parse_url(prepared.url)
+    except (
+        requests.exceptions.RequestException,
+        urllib3.exceptions.HTTPError,
+        UnicodeError,
+    ) as exc:
+        raise ValueError(str(exc)) from None
+    scheme = (parts.scheme or "").lower()
+    if not parts.host:
+        raise ValueError("no host")
+    return scheme, parts.host, parts.port or (443 if scheme == "https" else 80)
 
 
 class RefusedAddress(Exception):

@@ -227,6 +227,21 @@ def test_successful_call_returns_the_result():
     assert result == ToolResult(content="hello")
 
 
+def test_results_are_always_valid_unicode():
+    """A tool returning lone surrogates (text, details, an error) gives valid Unicode to the host."""
+
+    def execute(args, ctx):
+        if args["text"] == "raise":
+            raise ToolError("bad \ud800", details={"k\udc00": ["v\ud800"]})
+        return ToolResult(content=["a\ud800", "b"], details={"title": "t\udfff"})
+
+    host = _host(_plugin("alpha_plugin", _tool("echo", execute=execute)))
+    ok = host.call("echo", {"text": "x"})
+    assert ok.text == "a\ufffd\nb" and ok.details == {"title": "t\ufffd"}
+    failed = host.call("echo", {"text": "raise"})
+    assert failed.text == "bad \ufffd" and failed.details == {"k\ufffd": ["v\ufffd"]}
+
+
 def test_validation_error_names_the_field_and_skips_execute():
     """Arguments that break the schema give an error result naming the field; execute never runs."""
     calls = []

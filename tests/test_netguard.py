@@ -103,3 +103,15 @@ def test_through_a_proxy_only_literal_hosts_are_checked(monkeypatch):
     assert "localhost is a loopback address" in provider._refusal("https://localhost/")
     monkeypatch.setenv("NO_PROXY", "intranet.example")
     assert netguard.is_proxied("https://intranet.example/") is False
+
+
+def test_request_target_is_the_host_requests_sends_to():
+    """A backslash before '@' leaves the host before it (as requests sends it), not after."""
+    from pi_web_tools.netguard import request_target
+
+    assert request_target("http://127.0.0.1:18081\\@public.example/ok") == (
+        "http",
+        "127.0.0.1",
+        18081,
+    )
+    assert request_target("https://user:pw@Example.com/") == ("https", "example.com", 443)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from pi_hostspec import clip, strip_control
+from pi_hostspec.sanitize import valid_unicode
 
 
 @pytest.mark.parametrize(
@@ -93,3 +94,38 @@ def test_clip_long_text_gets_an_ellipsis_within_width():
     assert clipped == "abcd…"
     assert len(clipped) == 5
     assert clip("abcde", 5) == "abcde"
+
+
+@pytest.mark.parametrize(
+    "char", ["\U000e0041", "\U000e007f", "\u061c", "\u200b", "\u2060", "\ufeff", "\xad", "\u2064"]
+)
+def test_removes_tag_characters_and_invisible_format_controls(char):
+    """Tag characters, U+061C, zero-width spaces, word joiners, BOMs and soft hyphens go."""
+    assert strip_control(f"ig{char}nore") == "ignore"
+
+
+def test_zero_width_joiners_stay_inside_emoji_and_scripts_only():
+    """A joiner between emoji or non-Latin letters stays; between ASCII letters or in runs it goes."""
+    assert strip_control("👨\u200d👩") == "👨\u200d👩"
+    assert strip_control("\u0645\u200c\u0627") == "\u0645\u200c\u0627"
+    assert strip_control("a\u200cb") == "ab"
+    assert strip_control("é\u200c\u200d\u200cè") == "éè"
+
+
+def test_runs_of_variation_selectors_are_removed():
+    """One variation selector after a character stays; a hidden run of them goes."""
+    assert strip_control("❤\ufe0f") == "❤\ufe0f"
+    assert strip_control("a\U000e0100\U000e0101\U000e0102b") == "ab"
+
+
+def test_valid_unicode_replaces_lone_surrogates_and_joins_pairs():
+    """Lone surrogates become U+FFFD; a split surrogate pair becomes its character."""
+    assert valid_unicode("a\ud800b\udfff") == "a\ufffdb\ufffd"
+    assert valid_unicode("\ud83d\ude00") == "😀"
+    text = "clean é 😀"
+    assert valid_unicode(text) is text
+
+
+def test_strip_control_output_is_always_valid_unicode():
+    """Whatever comes in, the stripped text encodes as UTF-8."""
+    strip_control("x\ud800\x1b[2Jy").encode("utf-8")

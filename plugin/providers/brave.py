@@ -57,6 +57,9 @@ def clean_text(text: Any) -> str:
 
 
 def _short(text: str, limit: int = SNIPPET_MAX) -> str:
+    from ..secrets import redact_secrets  # before the cut: a key cut in two would show in part
+
+    text = redact_secrets(text)
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 

@@ -77,7 +77,9 @@ def _library() -> tuple[Any, Any, Any]:
 
 def _one_line(text: Any, limit: int = 160) -> str:
     """The first line of *text*, shortened (a library message may hold a whole traceback)."""
-    lines = str(text).strip().splitlines()
+    from ..secrets import redact_secrets  # before the cut: a key cut in two would show in part
+
+    lines = redact_secrets(str(text)).strip().splitlines()
     text = " ".join(lines[0].split()) if lines else ""
     return text if len(text) <= limit else text[: limit - 1] + "…"
 

@@ -29,7 +29,7 @@ from ..api import (
     at_least,
     option,
 )
-from ..content import APP_SHELL_NOTE, content_kind, decode_body, extract_html, sniff_kind
+from ..content import APP_SHELL_NOTE, content_kind, decode_body, sniff_kind
 from ..documents import feed_to_text, is_feed, is_pdf, pdf_to_text, pretty_json
 from ..hookspecs import hookimpl
 from ..http import (
@@ -41,7 +41,13 @@ from ..http import (
     send,
     socket_timeouts,
 )
-from ..netguard import RefusedAddress, guarded_adapter, host_refusal, is_proxied
+from ..netguard import (
+    RefusedAddress,
+    guarded_adapter,
+    host_refusal,
+    is_proxied,
+    request_target,
+)
 from ..retry import Retryable, RetryPolicy, with_retries
 
 __all__ = ["DirectOptions", "DirectProvider"]
@@ -138,6 +144,9 @@ class DirectProvider:
         urls = list(request.urls)
         if not urls:
             return FetchResponse(pages=())
+        from .. import workers
+
+        workers.prewarm()  # a worker starts while the pages download
         with ThreadPoolExecutor(
             max_workers=min(MAX_URLS, len(urls)), thread_name_prefix="direct-fetch"
         ) as pool:
@@ -174,11 +183,15 @@ class DirectProvider:
             return f"refused: only http and https URLs can be fetched (got {parts.scheme or 'no'} scheme)"
         try:
             host = parts.hostname
-            port = parts.port or (443 if parts.scheme == "https" else 80)
+            parts.port  # noqa: B018 - raises on a bad port
         except ValueError:
             return "invalid URL (bad host or port)"
         if not host:
             return "invalid URL (no host)"
+        try:  # the host requests will connect to (or name to a proxy), which urlsplit may misread
+            _, host, port = request_target(url)
+        except ValueError:
+            return "invalid URL (bad host or port)"
         if self.options.allow_private_network:
             return None
         return host_refusal(host, port, proxied=is_proxied(url))
@@ -235,8 +248,21 @@ class DirectProvider:
             try:
                 cookies.update(response.cookies)
                 target = self.session.get_redirect_target(response)
+                if getattr(response, "invalid_location", False):
+                    raise _Failure(
+                        "the server redirected to an invalid URL",
+                        status=response.status_code,
+                        **facts,
+                    )
                 if target:
-                    following = requests.utils.requote_uri(urljoin(current, target))
+                    try:
+                        following = requests.utils.requote_uri(urljoin(current, target))
+                    except ValueError:  # an unparseable Location (http://[::1)
+                        raise _Failure(
+                            "the server redirected to an invalid URL",
+                            status=response.status_code,
+                            **facts,
+                        ) from None
                     if following in visited:
                         raise _Failure(
                             f"redirect loop at {following}", status=response.status_code, **facts
@@ -309,11 +335,19 @@ class DirectProvider:
                 )
         elif kind in ("text", "html") and is_feed(body):
             kind = "feed"
-        return self._page(url, kind, body, raw_type, final_url, notes, facts)
+        return self._page(url, kind, body, raw_type, final_url, notes, facts, deadline, cancel)
 
     @staticmethod
     def _page(
-        url: str, kind: str, body: bytes, raw_type: str, final_url: str, notes: list, facts: dict
+        url: str,
+        kind: str,
+        body: bytes,
+        raw_type: str,
+        final_url: str,
+        notes: list,
+        facts: dict,
+        deadline: float,
+        cancel: threading.Event | None,
     ) -> FetchedPage:
         """The page for a body of *kind*: extracted HTML, PDF text, JSON, a feed, or text."""
         title = None
@@ -336,9 +370,16 @@ class DirectProvider:
         elif kind == "json":
             text = pretty_json(text)
         elif kind == "html":
-            title, text, extra, found = extract_html(text, final_url)
+            from .. import workers  # a bounded worker process: time, memory, cancellation
+
+            try:
+                title, text, extra, found = workers.extract_html(
+                    text, final_url, deadline=deadline, cancel=cancel
+                )
+            except InterruptedError:
+                raise _Failure("cancelled", **facts) from None
             notes += extra
-            links = tuple(found)
+            links = tuple((str(text), str(link)) for text, link in found)
             if APP_SHELL_NOTE in extra:
                 escalate = "app shell"
         return FetchedPage(

@@ -128,6 +128,9 @@ def _text(value: Any) -> str | None:
 
 
 def _short(text: str, limit: int = SNIPPET_MAX) -> str:
+    from ..secrets import redact_secrets  # before the cut: a key cut in two would show in part
+
+    text = redact_secrets(text)
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 

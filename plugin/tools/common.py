@@ -67,7 +67,11 @@ R = TypeVar("R")
 
 
 def quoted(value: str, limit: int = 120) -> str:
-    """*value* quoted for an error message, cut at *limit* characters (a model may send megabytes)."""
+    """*value* quoted for an error message, cut at *limit* characters (a model may send
+    megabytes); known keys are redacted first, so a key cut in two never shows in part."""
+    from ..secrets import redact_secrets
+
+    value = redact_secrets(value[: limit + 4096])
     return repr(value[:limit]) + ("…" if len(value) > limit else "")
 
 

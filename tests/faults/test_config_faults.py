@@ -185,3 +185,64 @@ def test_huge_timeout_still_works(server, tools, write_config):
     write_config(KAGI_SEARCH.config(server, timeout=1e300))
     outcome = tools.call("web_search", {"queries": ["x"]})
     assert not outcome.result.is_error, outcome.text
+
+
+# --------------------------------------------------------------------------- trust (round 2)
+
+
+@pytest.mark.parametrize("mode", [0o620, 0o602, 0o660])
+def test_config_writable_by_others_warns(mode, server, tools, write_config, capsys):
+    """A config that group or others can write works, with a warning in the report and details."""
+    from pi_hostspec.cli import main
+
+    server.script(json_reply(KAGI_OK))
+    path = write_config(KAGI_SEARCH.config(server), mode=mode)
+    assert main(["config"]) == 0
+    report = capsys.readouterr().out
+    assert f"Warning: {path} is writable by other users" in report
+    assert f"chmod go-w {path}" in report and SECRET not in report
+    outcome = tools.call("web_search", {"queries": ["x"]})
+    assert any("writable by other users" in w for w in outcome.result.details["warnings"])
+
+
+def test_config_directory_writable_by_others_warns(server, agent_dir, write_config, capsys):
+    """A directory others can write (they could replace the file) is warned about too."""
+    from pi_hostspec.cli import main
+
+    write_config(KAGI_SEARCH.config(server))
+    agent_dir.chmod(0o777)
+    try:
+        assert main(["config"]) == 0
+    finally:
+        agent_dir.chmod(0o755)
+    assert f"Warning: {agent_dir} is writable by other users" in capsys.readouterr().out
+
+
+def planted(server) -> dict:
+    """A Kagi entry with a baseUrl (the fault server) and no apiKey: the key comes from the env."""
+    return {
+        "providers": [
+            {"name": "kagi", "type": "kagi", "options": {"baseUrl": server.url("/api/v0")}}
+        ]
+    }
+
+
+def test_env_key_is_not_sent_to_a_planted_base_url(server, tools, write_config, monkeypatch):
+    """A writable config's baseUrl without apiKey never receives KAGI_API_KEY; the error says why."""
+    monkeypatch.setenv("KAGI_API_KEY", SECRET)
+    server.script(json_reply(KAGI_OK))
+    write_config(planted(server), mode=0o666)
+    outcome = tools.call("web_search", {"queries": ["x"]})
+    assert outcome.result.is_error, outcome.text
+    assert "KAGI_API_KEY is not sent to baseUrl" in outcome.text
+    assert not any(SECRET in str(r["headers"]) + r["path"] for r in server.requests)
+    assert_no_secret(outcome)
+
+
+def test_env_key_sent_to_a_base_url_is_said_in_the_report(server, write_config, monkeypatch):
+    """With a private config the env key goes to its baseUrl, and `pi-web config` says so."""
+    monkeypatch.setenv("KAGI_API_KEY", SECRET)
+    write_config(planted(server))
+    report, ok = config_report()
+    assert ok
+    assert f"KAGI_API_KEY from the environment is sent to baseUrl {server.url('/api/v0')}" in report

@@ -7,6 +7,7 @@ import errno
 import os
 import stat
 import tempfile
+import time
 from pathlib import Path
 
 from ..conftest import SECRET
@@ -148,3 +149,37 @@ def test_renderings_mention_truncation_without_a_path_when_not_saved(
     monkeypatch.setattr(tempfile, "tempdir", "/proc/pi-web-no-such-dir")
     outcome = big_fetch(server, tools, write_config)
     assert "(truncated)" in outcome.views[1]
+
+
+def test_spill_files_stay_bounded_over_many_large_calls(server, tools, write_config):
+    """20 large URLs per call, 30 calls: the spill directory keeps at most its size cap (64 MB)
+    plus the newest file, instead of growing by every call's full output."""
+    from pi_hostspec import truncate
+
+    page = "".join(f"line {i:06d} of a large page with some words in it\n" for i in range(20_000))
+    server.script(Reply(200, page, content_type="text/plain; charset=utf-8"))
+    write_config(DIRECT_FETCH.config(server, timeout=10.0))
+    urls = [server.url(f"/p{i}") for i in range(20)]
+    sizes = []
+    for _ in range(30):
+        outcome = tools.call("web_fetch", {"urls": urls, "text_max_characters": 1_000_000})
+        assert not outcome.result.is_error and outcome.result.details["fullOutputPath"]
+        spill = Path(outcome.result.details["fullOutputPath"]).parent
+        files = [p for p in spill.iterdir() if p.is_file()]
+        sizes.append(sum(p.stat().st_size for p in files))
+    newest = Path(outcome.result.details["fullOutputPath"]).stat().st_size
+    assert newest > 15 * 1024 * 1024  # each call spills about 20 MB
+    assert max(sizes) <= truncate.SPILL_MAX_TOTAL_BYTES + newest
+
+
+def test_spill_files_older_than_a_day_are_removed(server, tools, write_config):
+    """A spill file older than the age limit is deleted when the next one is written."""
+    from pi_hostspec import truncate
+
+    old = Path(truncate.spill_directory(), "pi-web-fetch-0000000000000000.txt")
+    old.write_text("stale")
+    stale = time.time() - truncate.SPILL_MAX_AGE_SECONDS - 60
+    os.utime(old, (stale, stale))
+    outcome = big_fetch(server, tools, write_config)
+    assert Path(outcome.result.details["fullOutputPath"]).exists()
+    assert not old.exists()
