@@ -2,7 +2,8 @@
 
 extract(html, url) -> Extraction(text, title, links, fallback, kind, page_type)
 
-Pipeline (see REPORT.md for the measurements behind each rule):
+Pipeline (each rule was kept only where ``bench/extract.py`` showed it pays, on held-out halves
+of the Zyte and WCXB data; see the README's extraction table):
  1. parse once with lxml; guess the page type from the HTML/URL only
     (schema.org JSON-LD / microdata types, og:type, generator meta, URL and host patterns);
  2. trafilatura (default mode) on the parsed tree -> internal XML body; comments are kept
@@ -10,6 +11,9 @@ Pipeline (see REPORT.md for the measurements behind each rule):
  3. for page types where the data showed it pays (forum, listing, service/other), compare with
     resiliparse's main-content text and take it when it contains most of trafilatura's words
     (trafilatura often keeps only the first post / first item);
+ 3b. forum pages: replace by the message bodies of the repeated post containers (_forum_posts);
+     listing/other/service pages: append item cards from the largest repeated-sibling groups
+     that the text misses (_card_additions);
  4. render trafilatura's XML as Markdown-ish text: headings, lists, code fences, tables,
     block quotes; no inline link markup, no emphasis markers; links collected separately;
  5. if nearly nothing was found, fall back to whole-page text and set fallback=True.
@@ -25,11 +29,30 @@ from urllib.parse import urljoin, urlparse
 
 __all__ = ["Extraction", "extract"]
 
-OPTS = {"title": False}  # research toggles (see variants.py)
 FALLBACK_MIN_WORDS = 30  # below this many words the extraction is "nearly nothing"
 MAX_HTML_CHARS = 8_000_000  # larger documents are truncated before parsing
 
 _WORD = re.compile(r"\w+")
+MAX_BLOCKS_FOR_FALLBACKS = (
+    6500  # above this many block elements, trafilatura runs without its fallbacks
+)
+_BLOCK_TAGS = (
+    "p",
+    "li",
+    "div",
+    "td",
+    "dd",
+    "dt",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "pre",
+    "blockquote",
+    "tr",
+)
 
 
 @dataclass
@@ -367,47 +390,281 @@ def _resiliparse_main(html):
 
 
 # which page types may swap trafilatura's result for resiliparse's main-content text, and when:
-# (min share of trafilatura's words found in the resiliparse text, max length ratio)
+# (min share of trafilatura's words found in the resiliparse text, max length ratio[, min length ratio])
 RESILI_RULES = {
     "forum": (0.7, 1000.0),
     "listing": (0.7, 1000.0),
     "service": (0.5, 5.0),
-    "other": (0.9, 3.0),
+    "other": (
+        0.9,
+        3.0,
+        1.3,
+    ),  # 3rd: min length ratio (resiliparse adding < 30% more is mostly boilerplate)
     "documentation": (0.95, 1000.0),
 }
 
 
-def _ld_product_text(lds):
-    """name + description of schema.org Product objects found in JSON-LD"""
-    out = []
+# --------------------------------------------------------------------------- repeated item cards
+# Listing-like pages: the main content is a grid of structurally similar sibling "cards".
+# Find sibling groups (same tag + class signature, >= 3 members, enough words per member,
+# not inside nav/header/footer/aside and not menu-/filter-/pager-classed); take the largest
+# and any other disjoint group with >= 30% of its words; append the cards whose words are
+# mostly missing from the extraction.
+_CARD_SKIP = {
+    "script",
+    "style",
+    "noscript",
+    "template",
+    "svg",
+    "iframe",
+    "head",
+    "select",
+    "option",
+    "button",
+}
+_CARD_BLOCK = {
+    "p",
+    "div",
+    "li",
+    "ul",
+    "ol",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "article",
+    "section",
+    "tr",
+    "td",
+    "th",
+    "table",
+    "dd",
+    "dt",
+    "dl",
+    "br",
+    "header",
+    "footer",
+    "figure",
+    "figcaption",
+    "blockquote",
+    "pre",
+    "main",
+    "aside",
+    "nav",
+    "form",
+}
+_CARD_NAVTAGS = {"nav", "header", "footer", "aside"}
+_CARD_NAVRE = re.compile(
+    r"(^|[-_ ])(nav|navbar|navigation|menu|megamenu|footer|header|breadcrumbs?|cookie|consent|sidebar|social|share|pagination|pager|filters?|facets?|refine)([-_ ]|$)",
+    re.I,
+)
+_CARD_VOLATILE = re.compile(r"active|selected|first|last|odd|even|current|is-|has-")
+CARD_RULE = {
+    "types": ("listing", "other", "service"),
+    "min_items": 3,
+    "min_avg": 10,
+    "min_frac": 0.1,
+    "min_gain": 0.3,
+    "multi": 0.3,
+    "max_nodes": 60000,
+}
 
-    def walk(o, d=0):
-        if d > 5:
+
+def _nw(s):
+    return len(_WORD.findall(s)) if s else 0
+
+
+def _card_sig(el):
+    cls = [
+        re.sub(r"\d+", "", c)
+        for c in (el.get("class") or "").split()
+        if not _CARD_VOLATILE.search(c)
+    ]
+    return (el.tag, tuple(sorted(cls)[:3]))
+
+
+def _card_navlike(par, members):
+    for m in list(members[:3]) + [par]:
+        if _CARD_NAVRE.search((m.get("class") or "") + " " + (m.get("id") or "")):
+            return True
+    el, depth = par, 0
+    while el is not None and depth < 60:
+        if el.tag in _CARD_NAVTAGS or (el.get("role") or "") in (
+            "navigation",
+            "banner",
+            "contentinfo",
+            "menu",
+            "menubar",
+        ):
+            return True
+        el = el.getparent()
+        depth += 1
+    return False
+
+
+def _card_text(el):
+    parts = []
+
+    def rec(e, depth=0):
+        if not isinstance(e.tag, str) or e.tag in _CARD_SKIP or depth > 200:
+            if e.tail:
+                parts.append(e.tail)
             return
-        if isinstance(o, dict):
-            t = o.get("@type")
-            ts = [x.lower() for x in (t if isinstance(t, list) else [t]) if isinstance(x, str)]
-            if "product" in ts or "productgroup" in ts:
-                for key in ("name", "description"):
-                    v = o.get(key)
-                    if isinstance(v, str) and v.strip() and v.strip() not in out:
-                        out.append(" ".join(v.split()))
-            for v in o.values():
-                if isinstance(v, (dict, list)):
-                    walk(v, d + 1)
-        elif isinstance(o, list):
-            for x in o[:30]:
-                walk(x, d + 1)
+        blk = e.tag in _CARD_BLOCK
+        if blk:
+            parts.append("\n")
+        if e.text:
+            parts.append(e.text)
+        for c in e:
+            rec(c, depth + 1)
+        if blk:
+            parts.append("\n")
+        if e.tail:
+            parts.append(e.tail)
 
-    for o in lds:
-        walk(o)
-    import html as _h
+    tail = el.tail
+    rec(el)
+    if tail:
+        parts.pop()
+    lines = [" ".join(x.split()) for x in "".join(parts).split("\n")]
+    return "\n".join(x for x in lines if x)
 
-    return "\n\n".join(_h.unescape(re.sub(r"<[^>]+>", " ", x)) for x in out)
+
+def card_groups(tree, rule=CARD_RULE):
+    """sibling groups of item cards, best first: list of (words, parent, members)"""
+    body = tree.find(".//body")
+    if body is None:
+        body = tree
+    els = []
+    for el in body.iter():
+        if isinstance(el.tag, str):
+            els.append(el)
+            if len(els) > rule["max_nodes"]:
+                break
+    wc = {}
+    for el in reversed(els):
+        if el.tag in _CARD_SKIP:
+            wc[el] = 0
+            continue
+        n = _nw(el.text)
+        for ch in el:
+            if isinstance(ch.tag, str):
+                n += wc.get(ch, 0)
+            n += _nw(ch.tail)
+        wc[el] = n
+    bodyw = wc.get(body, 0)
+    out = []
+    for par in els:
+        if par.tag in _CARD_SKIP or wc.get(par, 0) < 10 or len(par) < rule["min_items"]:
+            continue
+        by = {}
+        for c in par:
+            if isinstance(c.tag, str) and c.tag not in _CARD_SKIP and wc.get(c, 0) > 0:
+                by.setdefault(_card_sig(c), []).append(c)
+        for mem in by.values():
+            if len(mem) < rule["min_items"]:
+                continue
+            tot = sum(wc[m] for m in mem)
+            if tot / len(mem) < rule["min_avg"]:
+                continue
+            out.append((tot, par, mem))
+    out.sort(key=lambda g: -g[0])
+    res = []
+    for g in out[:40]:
+        if not _card_navlike(g[1], g[2]):
+            res.append(g)
+    return res, bodyw
+
+
+def _card_additions(tree, text, rule=CARD_RULE):
+    groups, bodyw = card_groups(tree, rule)
+    if not groups or groups[0][0] < rule["min_frac"] * max(bodyw, 1):
+        return []
+    top = groups[0]
+    sel = [top]
+
+    def anc(a, b):
+        return any(x is b for x in a.iterancestors())
+
+    for g in groups[1:]:
+        if g[0] >= rule["multi"] * top[0] and not any(
+            g[1] is s[1] or anc(g[1], s[1]) or anc(s[1], g[1]) for s in sel
+        ):
+            sel.append(g)
+    tw = _words(text)
+    from collections import Counter
+
+    have = Counter(tw)
+    add = []
+    for g in sel:
+        for m in g[2]:
+            t = _card_text(m)
+            mw = _words(t)
+            if mw and sum((Counter(mw) & have).values()) / len(mw) < 0.5:
+                add.append(t)
+    if sum(len(_words(x)) for x in add) < rule["min_gain"] * max(len(tw), 1):
+        return []
+    return add
+
+
+# Forum threads: the posts are the largest group of repeated siblings. Inside them, keep the
+# smallest repeated descendant (same tag + class signature in >= 60% of the posts) that still
+# holds >= 40% of the posts' words: the message bodies, without user cards and post chrome.
+FORUM_RULE = {
+    "min_items": 2,
+    "min_avg": 10,
+    "min_frac": 0.5,
+    "alpha": 0.4,
+    "key_cover": 0.6,
+    "min_ratio": 0.4,
+    "max_nodes": 60000,
+}
+
+
+def _forum_posts(tree, text, rule=FORUM_RULE):
+    groups, bodyw = card_groups(tree, rule)
+    if not groups or groups[0][0] < rule["min_frac"] * max(bodyw, 1):
+        return None
+    tot, par, mem = groups[0]
+    keys = {}
+
+    def walk(e, on_path, found, depth=0):
+        for d in e:
+            if not isinstance(d.tag, str) or d.tag in _CARD_SKIP or depth > 100:
+                continue
+            key = _card_sig(d)
+            if key[1] and key not in on_path:
+                found.setdefault(key, []).append(d)
+                walk(d, on_path | {key}, found, depth + 1)
+            else:
+                walk(d, on_path, found, depth + 1)
+
+    for m in mem:
+        found = {}
+        walk(m, frozenset(), found)
+        for key, els in found.items():
+            keys.setdefault(key, []).append(els)
+    best = None
+    for _key, lst in keys.items():
+        if len(lst) < rule["key_cover"] * len(mem):
+            continue
+        parts = [_card_text(e) for els in lst for e in els]
+        n = sum(len(_words(p)) for p in parts)
+        if n >= rule["alpha"] * tot and (best is None or n < best[0]):
+            best = (n, parts)
+    if best is None:
+        return None
+    if best[0] < rule["min_ratio"] * len(_words(text)):
+        return None
+    return "\n\n".join(p for p in best[1] if p.strip())
 
 
 # --------------------------------------------------------------------------- main entry
 def extract(html: str, url: str | None = None) -> Extraction:
+    """The main content of *html* (fetched from *url*) as Markdown, its title and links; never
+    raises (garbage gives an empty or whole-page result)."""
     try:
         return _extract(html, url)
     except Exception as e:  # never raise
@@ -430,10 +687,8 @@ def _extract(html, url):
     import trafilatura
     from trafilatura.utils import load_html
 
-    try:
-        tree = load_html(
-            html
-        )  # trafilatura's own parser settings (a plain lxml.html tree loses text)
+    try:  # trafilatura's own parser settings (a plain lxml.html tree loses text)
+        tree = load_html(html)
     except Exception:
         tree = None
     if tree is None:
@@ -450,9 +705,13 @@ def _extract(html, url):
     page_links = None
 
     forum = ptype in ("forum", "other")  # keep comments (= posts) where a thread is plausible
+    # jusText (one of trafilatura's fallbacks) is quadratic on long runs of short blocks
+    # (20,000 list items: > 2 minutes); skip the fallbacks on pages with very many blocks.
+    n_blocks = sum(1 for _ in tree.iter(*_BLOCK_TAGS))
     doc = trafilatura.bare_extraction(
         tree,
         url=url,
+        fast=n_blocks > MAX_BLOCKS_FOR_FALLBACKS,
         include_comments=forum,
         include_tables=True,
         include_links=True,
@@ -474,7 +733,7 @@ def _extract(html, url):
             links += clinks
             kind.append("comments")
 
-    rule = OPTS.get("rules", RESILI_RULES).get(ptype)
+    rule = RESILI_RULES.get(ptype)
     if rule is not None:
         try:
             rtext = _resiliparse_main(html)
@@ -486,16 +745,27 @@ def _extract(html, url):
             and _coverage(tw, rw) >= rule[0]
             and len(rw) <= rule[1] * max(len(tw), 1)
             and len(rw) > len(tw)
+            and (len(rule) < 3 or len(rw) >= rule[2] * len(tw))
         ):
             text = rtext.strip()
             kind = ["resiliparse"]
             page_links = _page_links(tree, base)
 
-    if OPTS.get("ld") and ptype == "product":
-        desc = _ld_product_text(sig["ld"])
-        if desc and _coverage(_words(desc), _words(text)) < 0.5:
-            text = (text + "\n\n" + desc).strip()
-            kind.append("jsonld")
+    if ptype == "forum":
+        posts = _forum_posts(tree, text, FORUM_RULE)
+        if posts:
+            text = posts
+            kind.append("posts")
+            if page_links is None:
+                page_links = _page_links(tree, base)
+
+    if ptype in CARD_RULE["types"]:
+        add = _card_additions(tree, text, CARD_RULE)
+        if add:
+            text = (text + "\n\n" + "\n\n".join(add)).strip()
+            kind.append("cards")
+            if page_links is None:
+                page_links = _page_links(tree, base)
 
     fallback = False
     if len(_words(text)) < FALLBACK_MIN_WORDS:
@@ -503,13 +773,6 @@ def _extract(html, url):
         if len(_words(whole)) > len(_words(text)):
             text, fallback, kind = whole, True, ["fallback-wholepage"]
             page_links = _page_links(tree, base)
-
-    if OPTS.get("title") and title and text and not fallback:
-        h1 = tree.xpath("//h1//text()")
-        h1 = " ".join(" ".join(h1[:10]).split()) if h1 else ""
-        head = h1 or title
-        if head and _words(head)[:6] != _words(text)[:6][: len(_words(head)[:6])]:
-            text = "# " + head + "\n\n" + text
 
     if page_links is not None:
         links = page_links
@@ -522,8 +785,3 @@ def _extract(html, url):
     return Extraction(
         text=text, title=title, links=uniq, fallback=fallback, kind="+".join(kind), page_type=ptype
     )
-
-
-def extract_text(html, url=None):
-    """benchmark helper"""
-    return extract(html, url).text
