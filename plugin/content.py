@@ -174,7 +174,7 @@ def extract_html(
     notes: list[str] = []
     if is_app_shell(page, text):
         notes.append(APP_SHELL_NOTE)
-    elif found.fallback:
+    elif found.fallback or not text:
         notes.append("main-content extraction found almost nothing; showing the whole page text")
     if not text:
         text = html_to_text(page)

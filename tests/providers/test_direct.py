@@ -103,12 +103,10 @@ def test_html_article_becomes_markdown_with_title(server):
 
 def test_html_with_little_main_content_falls_back_to_whole_text(server, monkeypatch):
     """When extraction finds almost nothing, the whole-page text is returned with a note."""
-    import trafilatura
-    from pi_web_tools import workers
+    from pi_web_tools import extraction, workers
 
     monkeypatch.setattr(workers, "IN_PROCESS", True)  # the patch applies in this process only
-    monkeypatch.setattr(trafilatura, "bare_extraction", lambda *a, **k: None)
-    monkeypatch.setattr("pi_web_tools.extraction._resiliparse_main", lambda html: "")
+    monkeypatch.setattr(extraction, "_extract", lambda html, url: extraction.Extraction())
     server.expect_request("/").respond_with_data(ARTICLE, content_type="text/html")
     page = fetch_one(server.url_for("/"))
     assert page.ok
