@@ -40,6 +40,7 @@ _HOME = {
     "one_of": "api",
     "option": "api",
     "positive": "api",
+    "url_key": "api",
     "html_to_text": "content",
     "ConfigError": "errors",
     "ProviderError": "errors",

@@ -52,6 +52,7 @@ __all__ = [
     "option_key",
     "options_fields",
     "positive",
+    "url_key",
 ]
 
 SEARCH = "search"
@@ -435,6 +436,16 @@ class ProviderType:
         """Whether a provider of this type may be picked for *capability* without being named
         (it can, and *capability* is not one of its :attr:`on_request` ones)."""
         return self.can(capability) and capability not in self.on_request
+
+
+def url_key(url: str) -> str:
+    """A loose form of *url* (scheme and host lower-cased, no trailing slash) for matching the
+    URLs an API answers for to the URLs requested."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url.strip())
+    query = f"?{parts.query}" if parts.query else ""
+    return f"{parts.scheme.lower()}://{parts.netloc.lower()}{parts.path.rstrip('/')}{query}"
 
 
 def check_response(provider: str, capability: str, value: Any) -> Any:

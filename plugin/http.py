@@ -424,6 +424,10 @@ class HttpClient:
             " ".join(strip_control(message).split()), provider=self.provider, **facts
         )
 
+    def shape_error(self, what: str) -> ProviderError:
+        """The error for an answer of the wrong shape: ``unexpected response shape: <what>``."""
+        return self.error(f"unexpected response shape: {what}")
+
     def request_json(
         self,
         method: str,

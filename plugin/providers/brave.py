@@ -185,9 +185,6 @@ class BraveProvider:
     def __repr__(self) -> str:
         return f"BraveProvider(name={self.name!r}, base_url={self.base_url!r})"
 
-    def _shape_error(self, what: str):
-        return self.http.error(f"unexpected response shape: {what}")
-
     def search(self, request: SearchRequest, ctx: Any) -> SearchResponse:
         """Run one query: domains as ``site:`` / ``-site:``, dates as a ``freshness`` range,
         at most 20 results (Brave's largest page)."""
@@ -218,16 +215,16 @@ class BraveProvider:
 
     def _parse(self, body: Any, count: int) -> SearchResponse:
         if not isinstance(body, dict):
-            raise self._shape_error("the body is not an object")
+            raise self.http.shape_error("the body is not an object")
         web = body.get("web")
         if web is None:
             items: list = []  # Brave leaves "web" out when nothing matched
         elif not isinstance(web, dict):
-            raise self._shape_error(f"'web' should be an object, got {type(web).__name__}")
+            raise self.http.shape_error(f"'web' should be an object, got {type(web).__name__}")
         else:
             items = web.get("results", [])
             if not isinstance(items, list):
-                raise self._shape_error(
+                raise self.http.shape_error(
                     f"'web.results' should be a list, got {type(items).__name__}"
                 )
         hits = []

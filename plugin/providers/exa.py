@@ -8,7 +8,6 @@ Exa's ``notices`` (text meant for the model) are shown under the query; its ``wa
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urlsplit
 
 import attrs
 from attrs import frozen
@@ -28,6 +27,7 @@ from ..api import (
     between,
     one_of,
     option,
+    url_key,
 )
 from ..hookspecs import hookimpl
 from ..http import HttpClient
@@ -149,14 +149,6 @@ def _strings(value: Any) -> tuple[str, ...]:
     return tuple(item for item in value if isinstance(item, str) and item.strip())
 
 
-def _url_key(url: str) -> str:
-    """A loose form of *url* for matching Exa's ids to the requested URLs."""
-    parts = urlsplit(url.strip())
-    path = parts.path.rstrip("/")
-    query = f"?{parts.query}" if parts.query else ""
-    return f"{parts.scheme.lower()}://{parts.netloc.lower()}{path}{query}"
-
-
 class ExaProvider:
     """A configured Exa account."""
 
@@ -180,15 +172,12 @@ class ExaProvider:
     def __repr__(self) -> str:
         return f"ExaProvider(name={self.name!r}, base_url={self.base_url!r})"
 
-    def _shape_error(self, what: str):
-        return self.http.error(f"unexpected response shape: {what}")
-
     def _results(self, body: Any) -> list:
         if not isinstance(body, dict):
-            raise self._shape_error("the body is not an object")
+            raise self.http.shape_error("the body is not an object")
         results = body.get("results")
         if not isinstance(results, list):
-            raise self._shape_error(f"'results' should be a list, got {type(results).__name__}")
+            raise self.http.shape_error(f"'results' should be a list, got {type(results).__name__}")
         return results
 
     def search(self, request: SearchRequest, ctx: Any) -> SearchResponse:
@@ -266,7 +255,9 @@ class ExaProvider:
         if statuses is None:
             statuses = []
         if not isinstance(statuses, list):
-            raise self._shape_error(f"'statuses' should be a list, got {type(statuses).__name__}")
+            raise self.http.shape_error(
+                f"'statuses' should be a list, got {type(statuses).__name__}"
+            )
 
         found: dict[str, dict] = {}
         for item in results:
@@ -275,22 +266,22 @@ class ExaProvider:
             for key in (item.get("id"), item.get("url")):
                 if isinstance(key, str) and key:
                     found.setdefault(key, item)
-                    found.setdefault(_url_key(key), item)
+                    found.setdefault(url_key(key), item)
         errors: dict[str, dict] = {}
         for status in statuses:
             if not isinstance(status, dict) or not isinstance(status.get("id"), str):
                 continue
             if status.get("status") == "error":
                 errors.setdefault(status["id"], status)
-                errors.setdefault(_url_key(status["id"]), status)
+                errors.setdefault(url_key(status["id"]), status)
 
         pages = []
         for url in request.urls:
-            item = found.get(url) or found.get(_url_key(url))
+            item = found.get(url) or found.get(url_key(url))
             if item is not None:
                 pages.append(self._page(url, item, request, want_text, max_chars))
                 continue
-            status = errors.get(url) or errors.get(_url_key(url))
+            status = errors.get(url) or errors.get(url_key(url))
             if status is not None:
                 pages.append(self._failure(url, status))
             else:

@@ -37,6 +37,7 @@ from ..api import (
     between,
     one_of,
     option,
+    url_key,
 )
 from ..errors import ProviderError
 from ..hookspecs import hookimpl
@@ -145,13 +146,6 @@ def _balance(body: Any) -> float | None:
 def _date(value: str | None) -> str | None:
     """The ``YYYY-MM-DD`` part of an ISO 8601 date, for Kagi's ``filters.after/before``."""
     return value[:10] if value else None
-
-
-def _url_key(url: str) -> str:
-    """A loose form of *url* for matching Kagi's answers to the requested URLs."""
-    parts = urlsplit(url.strip())
-    query = f"?{parts.query}" if parts.query else ""
-    return f"{parts.scheme.lower()}://{parts.netloc.lower()}{parts.path.rstrip('/')}{query}"
 
 
 def _title(markdown: str) -> str | None:
@@ -339,7 +333,7 @@ class KagiProvider:
         return body
 
     def _shape_error(self, what: str, client: HttpClient | None = None) -> ProviderError:
-        return (client or self.v1).error(f"unexpected response shape: {what}")
+        return (client or self.v1).shape_error(what)
 
     def _parse_v0(self, body: Any, limit: int) -> SearchResponse:
         if not isinstance(body, dict):
@@ -447,12 +441,12 @@ class KagiProvider:
                     exc.message += " (Kagi Extract is a v1 API and needs a v1 key)"
                 errors.append(exc)
                 for url in batch:
-                    failed.setdefault(_url_key(url), _strip_prefix(exc, self.label))
+                    failed.setdefault(url_key(url), _strip_prefix(exc, self.label))
         if errors and len(errors) == len(batches) and len(https) == len(urls):
             raise errors[0]  # the whole request failed (key, credit, outage): said once
         pages = []
         for url in request.urls:
-            item = found.get(_url_key(url))
+            item = found.get(url_key(url))
             if item is not None:
                 text = item["markdown"]
                 pages.append(FetchedPage(url=url, ok=True, title=_title(text), text=text))
@@ -466,7 +460,7 @@ class KagiProvider:
                     )
                 )
             else:
-                error = failed.get(_url_key(url)) or "no result returned by Kagi"
+                error = failed.get(url_key(url)) or "no result returned by Kagi"
                 pages.append(FetchedPage(url=url, ok=False, error=" ".join(error.split())))
         return FetchResponse(pages=tuple(pages))
 
@@ -490,14 +484,14 @@ class KagiProvider:
                 and isinstance(item.get("url"), str)
                 and isinstance(item.get("markdown"), str)
             ):
-                found.setdefault(_url_key(item["url"]), item)
+                found.setdefault(url_key(item["url"]), item)
         for item in _list(result.get("errors")) + _list(result.get("error")):
             if not isinstance(item, dict) or not isinstance(item.get("url"), str):
                 continue
             message = item.get("message") or item.get("msg") or "Kagi could not extract this URL"
             code = item.get("code")
             text = f"{message} (code {code})" if isinstance(code, (str, int)) else str(message)
-            failed.setdefault(_url_key(item["url"]), text)
+            failed.setdefault(url_key(item["url"]), text)
         if not data and not failed:
             found_error = kagi_error_text(result)
             if found_error:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import time
 from typing import Any
-from urllib.parse import urlsplit
 
 from attrs import frozen
 
@@ -23,6 +22,7 @@ from ..api import (
     between,
     one_of,
     option,
+    url_key,
 )
 from ..errors import ProviderError
 from ..hookspecs import hookimpl
@@ -98,14 +98,6 @@ def _day(value: str | None) -> str | None:
     return value[:10] if value else None
 
 
-def _url_key(url: str) -> str:
-    """A loose form of *url* for matching Tavily's answers to the requested URLs."""
-    parts = urlsplit(url.strip())
-    path = parts.path.rstrip("/")
-    query = f"?{parts.query}" if parts.query else ""
-    return f"{parts.scheme.lower()}://{parts.netloc.lower()}{path}{query}"
-
-
 class TavilyProvider:
     """A configured Tavily account."""
 
@@ -129,9 +121,6 @@ class TavilyProvider:
     def __repr__(self) -> str:
         return f"TavilyProvider(name={self.name!r}, base_url={self.base_url!r})"
 
-    def _shape_error(self, what: str):
-        return self.http.error(f"unexpected response shape: {what}")
-
     def _post(self, path: str, body: dict, ctx: Any, timeout: float | None = None) -> Any:
         try:
             result, _ = self.http.request_json(
@@ -142,7 +131,7 @@ class TavilyProvider:
                 exc.message = f"{exc.message} ({PLAN_LIMITS[exc.status]})"
             raise
         if not isinstance(result, dict):
-            raise self._shape_error("the body is not an object")
+            raise self.http.shape_error("the body is not an object")
         return result
 
     def _list(self, body: dict, key: str, required: bool = True) -> list:
@@ -150,7 +139,7 @@ class TavilyProvider:
         if value is None and not required:
             return []
         if not isinstance(value, list):
-            raise self._shape_error(f"'{key}' should be a list, got {type(value).__name__}")
+            raise self.http.shape_error(f"'{key}' should be a list, got {type(value).__name__}")
         return value
 
     def search(self, request: SearchRequest, ctx: Any) -> SearchResponse:
@@ -217,19 +206,19 @@ class TavilyProvider:
             for item in self._list(result, "results"):
                 if isinstance(item, dict) and isinstance(item.get("url"), str):
                     found.setdefault(item["url"], item)
-                    found.setdefault(_url_key(item["url"]), item)
+                    found.setdefault(url_key(item["url"]), item)
             for item in self._list(result, "failed_results", required=False):
                 if isinstance(item, dict) and isinstance(item.get("url"), str):
                     error = _text(item.get("error")) or "Tavily could not extract this URL"
                     failed.setdefault(item["url"], error)
-                    failed.setdefault(_url_key(item["url"]), error)
+                    failed.setdefault(url_key(item["url"]), error)
         pages = []
         for url in request.urls:
-            item = found.get(url) or found.get(_url_key(url))
+            item = found.get(url) or found.get(url_key(url))
             if item is not None:
                 pages.append(self._page(url, item, max_chars))
                 continue
-            error = failed.get(url) or failed.get(_url_key(url))
+            error = failed.get(url) or failed.get(url_key(url))
             pages.append(
                 FetchedPage(
                     url=url,
