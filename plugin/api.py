@@ -47,6 +47,10 @@ __all__ = [
     "between",
     "check_response",
     "http_url",
+    "list_field",
+    "number_field",
+    "one_line",
+    "text_field",
     "one_of",
     "option",
     "option_key",
@@ -436,6 +440,33 @@ class ProviderType:
         """Whether a provider of this type may be picked for *capability* without being named
         (it can, and *capability* is not one of its :attr:`on_request` ones)."""
         return self.can(capability) and capability not in self.on_request
+
+
+# --- reading an API's JSON -------------------------------------------------------------------
+
+
+def text_field(value: Any) -> str | None:
+    """*value* when it is a non-empty string, else ``None``."""
+    return value if isinstance(value, str) and value.strip() else None
+
+
+def number_field(value: Any) -> float | None:
+    """*value* as a float when it is a JSON number (not a boolean), else ``None``."""
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def list_field(value: Any) -> list:
+    """*value* when it is a list, else empty (a string is not a list of strings to split)."""
+    return value if isinstance(value, list) else []
+
+
+def one_line(text: str, limit: int = 300) -> str:
+    """*text* on one line, at most *limit* characters (an ellipsis marks a cut); known keys are
+    redacted first, so a key cut in two cannot show in part."""
+    from .secrets import redact_secrets
+
+    text = " ".join(redact_secrets(text).split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 def url_key(url: str) -> str:

@@ -17,6 +17,7 @@ from ..api import (
     SearchRequest,
     SearchResponse,
     between,
+    one_line,
     one_of,
     option,
 )
@@ -54,13 +55,6 @@ def clean_text(text: Any) -> str:
     if not isinstance(text, str):
         return ""
     return " ".join(html.unescape(_TAG.sub("", text)).replace("\xa0", " ").split())
-
-
-def _short(text: str, limit: int = SNIPPET_MAX) -> str:
-    from ..secrets import redact_secrets  # before the cut: a key cut in two would show in part
-
-    text = redact_secrets(text)
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 def brave_error_text(body: Any) -> tuple[str, str | None] | None:
@@ -238,7 +232,7 @@ class BraveProvider:
             extra = item.get("extra_snippets")
             if isinstance(extra, list):
                 pieces += [clean_text(s) for s in extra if isinstance(s, str)]
-            snippet = _short(" … ".join(p for p in dict.fromkeys(pieces) if p))
+            snippet = one_line(" … ".join(p for p in dict.fromkeys(pieces) if p), SNIPPET_MAX)
             published = item.get("page_age") if isinstance(item.get("page_age"), str) else None
             if not published and isinstance(item.get("age"), str):
                 published = item["age"]

@@ -25,8 +25,12 @@ from ..api import (
     SummaryResponse,
     at_least,
     between,
+    list_field,
+    number_field,
+    one_line,
     one_of,
     option,
+    text_field,
     url_key,
 )
 from ..hookspecs import hookimpl
@@ -118,29 +122,8 @@ def exa_messages(value: Any) -> tuple[str, ...]:
                 text = f"{field}: {text}"
             item = text
         if isinstance(item, str) and item.strip():
-            found.append(_short(item, 500))
+            found.append(one_line(item, 500))
     return tuple(dict.fromkeys(found))
-
-
-def _text(value: Any) -> str | None:
-    """*value* when it is a non-empty string, else ``None``."""
-    return value if isinstance(value, str) and value.strip() else None
-
-
-def _short(text: str, limit: int = SNIPPET_MAX) -> str:
-    from ..secrets import redact_secrets  # before the cut: a key cut in two would show in part
-
-    text = redact_secrets(text)
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
-
-
-def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-
-
-def _list(value: Any) -> list:
-    return value if isinstance(value, list) else []
 
 
 def _strings(value: Any) -> tuple[str, ...]:
@@ -201,23 +184,23 @@ class ExaProvider:
         for item in self._results(result):
             if not isinstance(item, dict):
                 continue
-            url = _text(item.get("url"))
+            url = text_field(item.get("url"))
             if url is None:
                 continue
             snippet = ""
             highlights = _strings(item.get("highlights"))
             if highlights:
-                snippet = _short(" … ".join(highlights))
-            elif _text(item.get("text")):
-                snippet = _short(item["text"])
+                snippet = one_line(" … ".join(highlights), SNIPPET_MAX)
+            elif text_field(item.get("text")):
+                snippet = one_line(item["text"], SNIPPET_MAX)
             hits.append(
                 SearchHit(
-                    title=" ".join((_text(item.get("title")) or url).split()),
+                    title=" ".join((text_field(item.get("title")) or url).split()),
                     url=url,
                     snippet=snippet,
-                    published=_text(item.get("publishedDate")),
-                    author=_text(item.get("author")),
-                    score=_number(item.get("score")),
+                    published=text_field(item.get("publishedDate")),
+                    author=text_field(item.get("author")),
+                    score=number_field(item.get("score")),
                 )
             )
         return SearchResponse(
@@ -312,10 +295,10 @@ class ExaProvider:
         )
         results = self._results(result)
         item = next((r for r in results if isinstance(r, dict)), None)
-        summary = _text(item.get("summary")) if item is not None else None
+        summary = text_field(item.get("summary")) if item is not None else None
         if summary is not None:
             return SummaryResponse(output=summary.strip())
-        for status in _list(result.get("statuses")):
+        for status in list_field(result.get("statuses")):
             if isinstance(status, dict) and status.get("status") == "error":
                 failed = self._failure(request.url, status)
                 raise self.http.error(
@@ -340,18 +323,18 @@ class ExaProvider:
             else:
                 more_text = len(text) >= max_chars
         highlights = _strings(item.get("highlights")) if request.highlights else ()
-        summary = _text(item.get("summary")) if request.summary else None
-        final_url = _text(item.get("url"))
+        summary = text_field(item.get("summary")) if request.summary else None
+        final_url = text_field(item.get("url"))
         return FetchedPage(
             url=url,
             ok=True,
-            title=_text(item.get("title")),
+            title=text_field(item.get("title")),
             final_url=final_url if final_url and final_url != url else None,
             text=text,
             highlights=highlights,
             summary=summary,
-            published=_text(item.get("publishedDate")),
-            author=_text(item.get("author")),
+            published=text_field(item.get("publishedDate")),
+            author=text_field(item.get("author")),
             notes=tuple(notes),
             more_text=more_text,
         )
@@ -359,7 +342,7 @@ class ExaProvider:
     def _failure(self, url: str, status: dict) -> FetchedPage:
         error = status.get("error")
         error = error if isinstance(error, dict) else {}
-        tag = _text(error.get("tag"))
+        tag = text_field(error.get("tag"))
         code = error.get("httpStatusCode")
         code = code if isinstance(code, int) and not isinstance(code, bool) else None
         message = tag or "Exa could not fetch this URL"

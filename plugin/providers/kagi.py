@@ -35,6 +35,7 @@ from ..api import (
     SummarizeRequest,
     SummaryResponse,
     between,
+    list_field,
     one_of,
     option,
     url_key,
@@ -130,11 +131,6 @@ def kagi_error_text(body: Any) -> tuple[str, str | None] | None:
     if isinstance(trace, (str, int)) and not isinstance(trace, bool) and str(trace).strip():
         text += f"; trace {str(trace).strip()[:80]}"
     return text, (codes[0] if codes else None)
-
-
-def _list(value: Any) -> list:
-    """*value* when it is a list, else empty (a string is not a list of strings to split)."""
-    return value if isinstance(value, list) else []
 
 
 def _balance(body: Any) -> float | None:
@@ -348,7 +344,9 @@ class KagiProvider:
             if not isinstance(item, dict):
                 continue
             if item.get("t") == 1:
-                related += [clean_snippet(s) for s in _list(item.get("list")) if isinstance(s, str)]
+                related += [
+                    clean_snippet(s) for s in list_field(item.get("list")) if isinstance(s, str)
+                ]
                 continue
             if item.get("t", 0) != 0:
                 continue
@@ -397,7 +395,7 @@ class KagiProvider:
                 )
             )
         related = []
-        for entry in _list(data.get("related_search")):
+        for entry in list_field(data.get("related_search")):
             if isinstance(entry, str):
                 text = entry
             elif isinstance(entry, dict):
@@ -485,7 +483,7 @@ class KagiProvider:
                 and isinstance(item.get("markdown"), str)
             ):
                 found.setdefault(url_key(item["url"]), item)
-        for item in _list(result.get("errors")) + _list(result.get("error")):
+        for item in list_field(result.get("errors")) + list_field(result.get("error")):
             if not isinstance(item, dict) or not isinstance(item.get("url"), str):
                 continue
             message = item.get("message") or item.get("msg") or "Kagi could not extract this URL"

@@ -20,8 +20,11 @@ from ..api import (
     SearchResponse,
     at_least,
     between,
+    number_field,
+    one_line,
     one_of,
     option,
+    text_field,
     url_key,
 )
 from ..errors import ProviderError
@@ -76,22 +79,6 @@ def tavily_error_text(body: Any) -> str | None:
     if isinstance(detail, str) and detail.strip():
         return " ".join(detail.split())
     return None
-
-
-def _text(value: Any) -> str | None:
-    return value if isinstance(value, str) and value.strip() else None
-
-
-def _short(text: str, limit: int = SNIPPET_MAX) -> str:
-    from ..secrets import redact_secrets  # before the cut: a key cut in two would show in part
-
-    text = redact_secrets(text)
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
-
-
-def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
 def _day(value: str | None) -> str | None:
@@ -165,16 +152,16 @@ class TavilyProvider:
         for item in self._list(result, "results"):
             if not isinstance(item, dict):
                 continue
-            url = _text(item.get("url"))
+            url = text_field(item.get("url"))
             if url is None:
                 continue
             hits.append(
                 SearchHit(
-                    title=" ".join((_text(item.get("title")) or url).split()),
+                    title=" ".join((text_field(item.get("title")) or url).split()),
                     url=url,
-                    snippet=_short(_text(item.get("content")) or ""),
-                    published=_text(item.get("published_date")),
-                    score=_number(item.get("score")),
+                    snippet=one_line(text_field(item.get("content")) or "", SNIPPET_MAX),
+                    published=text_field(item.get("published_date")),
+                    score=number_field(item.get("score")),
                 )
             )
         notices = ()
@@ -209,7 +196,7 @@ class TavilyProvider:
                     found.setdefault(url_key(item["url"]), item)
             for item in self._list(result, "failed_results", required=False):
                 if isinstance(item, dict) and isinstance(item.get("url"), str):
-                    error = _text(item.get("error")) or "Tavily could not extract this URL"
+                    error = text_field(item.get("error")) or "Tavily could not extract this URL"
                     failed.setdefault(item["url"], error)
                     failed.setdefault(url_key(item["url"]), error)
         pages = []
@@ -236,11 +223,11 @@ class TavilyProvider:
         elif len(text) > max_chars:
             text = text[:max_chars]
             notes.append(f"text cut at {max_chars} characters; pass text_max_characters for more")
-        final_url = _text(item.get("url"))
+        final_url = text_field(item.get("url"))
         return FetchedPage(
             url=url,
             ok=True,
-            title=_text(item.get("title")),
+            title=text_field(item.get("title")),
             final_url=final_url if final_url and final_url != url else None,
             text=text,
             notes=tuple(notes),
