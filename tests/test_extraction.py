@@ -1,0 +1,46 @@
+"""Main-content extraction of HTML pages."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+from pi_web_tools import extraction
+
+ARTICLE = """<!doctype html><html><head><title>Async in Rust</title></head><body>
+<nav><a href="/">Home</a> <a href="/blog">Blog</a> <a href="/about">About</a></nav>
+<article><h1>Async in Rust</h1>
+<p>Futures are lazy: nothing happens until an executor polls them, which is why a
+<a href="https://docs.rs/tokio">runtime</a> such as Tokio is needed to drive them to completion.</p>
+<h2>Tasks</h2><p>A task is a future handed to the executor; spawning one lets it run concurrently
+with the code that spawned it, and its join handle gives back its output when it finishes.</p>
+<pre><code>let handle = tokio::spawn(async { 42 });</code></pre>
+<ul><li>Futures are lazy</li><li>Tasks run concurrently</li></ul>
+</article><footer>Copyright 2026 example.org, all rights reserved</footer></body></html>"""
+
+
+def test_an_article_becomes_markdown_without_inline_links():
+    found = extraction.extract(ARTICLE, "https://example.org/blog/async-rust")
+    assert found.title == "Async in Rust"
+    assert "## Tasks" in found.text and "tokio::spawn" in found.text
+    assert "- Futures are lazy" in found.text
+    assert "](" not in found.text and "Copyright" not in found.text
+    assert ("runtime", "https://docs.rs/tokio") in found.links
+    assert found.fallback is False
+
+
+@pytest.mark.parametrize(
+    "garbage", ["", "   ", "<<<>>>", "\x00\x01binary", "<div>" * 20000, b"\xff\xfe"]
+)
+def test_garbage_never_raises(garbage):
+    found = extraction.extract(garbage, None)
+    assert isinstance(found.text, str)
+
+
+def test_extraction_works_without_resiliparse(monkeypatch):
+    """Where resiliparse has no wheel (macOS), trafilatura alone still extracts the article."""
+    for name in [m for m in sys.modules if m.startswith("resiliparse")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "resiliparse", None)  # import fails
+    found = extraction.extract(ARTICLE, "https://example.org/blog/async-rust")
+    assert "## Tasks" in found.text and "Copyright" not in found.text
