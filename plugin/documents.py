@@ -4,11 +4,14 @@ RSS and Atom feeds as a list of entries. Each library is imported when a documen
 from __future__ import annotations
 
 import json
+import threading
 
 __all__ = ["MAX_JSON_PRETTY", "feed_to_text", "is_feed", "is_pdf", "pdf_to_text", "pretty_json"]
 
 #: JSON larger than this (in characters) is passed through as it came, not re-indented.
 MAX_JSON_PRETTY = 2_000_000
+#: PDFium is not thread-safe (concurrent documents crash the process): one PDF at a time.
+_PDFIUM_LOCK = threading.Lock()
 #: At most this many feed entries are listed.
 MAX_FEED_ENTRIES = 200
 
@@ -21,6 +24,11 @@ def is_pdf(body: bytes) -> bool:
 def pdf_to_text(body: bytes) -> tuple[str, list[str]]:
     """(text, notes) of a PDF: each page's text after a ``[Page N of M]`` marker. A PDF that is
     encrypted, damaged or has no text layer gives empty text and a note saying so."""
+    with _PDFIUM_LOCK:
+        return _pdf_to_text(body)
+
+
+def _pdf_to_text(body: bytes) -> tuple[str, list[str]]:
     import pypdfium2 as pdfium
 
     try:

@@ -258,3 +258,27 @@ def test_feeds_json_and_links_through_pi_web(site, write_config):
     assert (
         f"Links:\n1. guide <{site.url}/guide>\n2. API reference <https://other.test/api>" in links
     )
+
+
+def test_many_pdfs_at_once_do_not_crash_the_process():
+    """PDFium is not thread-safe: 20 PDFs read from 20 threads at once (as one web_fetch of 20
+    URLs does) all come back whole; run in a child process, since a crash would abort it."""
+    code = (
+        "import sys; sys.path.insert(0, 'tests')\n"
+        "from concurrent.futures import ThreadPoolExecutor\n"
+        "from pdfs import make_pdf\n"
+        "from pi_web_tools.documents import pdf_to_text\n"
+        "data = [make_pdf([f'page {i} text'] * 40) for i in range(20)]\n"
+        "with ThreadPoolExecutor(20) as pool:\n"
+        "    texts = [t for t, _ in pool.map(pdf_to_text, data * 5)]\n"
+        "assert all(f'page {i % 20} text' in t for i, t in enumerate(texts)), texts\n"
+        "print('ok')\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=Path(__file__).resolve().parent.parent,
+    )
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-2000:]
