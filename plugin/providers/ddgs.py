@@ -63,8 +63,11 @@ def _library() -> tuple[Any, Any, Any]:
     try:
         from ddgs import DDGS, exceptions
     except ImportError:
+        from pi_hostspec.install import install_command  # right for a checkout or git URL too
+
         raise ProviderError(
-            f"{PROVIDER}: the ddgs library is not installed; run: {INSTALL}", provider=PROVIDER
+            f"{PROVIDER}: the ddgs library is not installed; run: {install_command('keyless')}",
+            provider=PROVIDER,
         ) from None
     try:
         from ddgs.engines import ENGINES

@@ -205,12 +205,14 @@ def test_an_unknown_backend_is_named_with_the_known_ones(script):
 
 
 def test_without_the_library_the_error_says_what_to_install(monkeypatch):
-    """No ddgs installed: one line with the pip command for the keyless extra."""
+    """No ddgs installed: one line with the command that adds the keyless extra to this install."""
+    import re
+
+    from pi_hostspec.install import install_command
+
     monkeypatch.setitem(sys.modules, "ddgs", None)
-    with pytest.raises(
-        ProviderError,
-        match=r"the ddgs library is not installed; run: pip install 'pi-web-tools\[keyless\]'",
-    ):
+    expected = f"the ddgs library is not installed; run: {install_command('keyless')}"
+    with pytest.raises(ProviderError, match=re.escape(expected)):
         make_provider().search(SearchRequest(query="q"), None)
 
 
