@@ -126,7 +126,7 @@ def execute(args: dict, ctx: ToolContext) -> ToolResult:
         chosen, urls, modes, offset + window, bool(args.get("fresh")), ctx
     )
     if args.get("provider") is None:
-        pages = _climb(chosen, pages, modes, offset + window, ctx)
+        pages = _climb(chosen, pages, ages, modes, offset + window, ctx)
     if args.get("links"):
         pages = [_with_links(page) for page in pages]
     next_args = {
@@ -225,7 +225,14 @@ def _needs_another_fetcher(page: Any) -> str | None:
     return None
 
 
-def _climb(chosen: Any, pages: list[Any], modes: dict, need: int, ctx: ToolContext) -> list[Any]:
+def _climb(
+    chosen: Any,
+    pages: list[Any],
+    ages: list[float | None],
+    modes: dict,
+    need: int,
+    ctx: ToolContext,
+) -> list[Any]:
     """The fetch ladder: a page refused to a bot (401, 403, 429) or that needs JavaScript is
     fetched again through the other configured providers that can fetch, in config order; the
     first that gives it text wins, and the page says which provider produced it."""
@@ -236,7 +243,12 @@ def _climb(chosen: Any, pages: list[Any], modes: dict, need: int, ctx: ToolConte
     from ..errors import ConfigError, ProviderError
     from ..registry import resolve_provider
 
-    reasons = {page.url: _needs_another_fetcher(page) for page in pages}
+    # Pages from the cache already had their turn: reading on never climbs the ladder again.
+    reasons = {
+        page.url: _needs_another_fetcher(page)
+        for page, age in zip(pages, ages, strict=True)
+        if age is None
+    }
     todo = [url for url, reason in reasons.items() if reason]
     if not todo:
         return pages
