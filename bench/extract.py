@@ -155,7 +155,7 @@ def _read_whole_page(url: str) -> str:
 
 def _work(page: dict) -> dict:
     import trafilatura
-    from pi_web_tools import extraction
+    from pi_web_tools.pages import extraction
 
     html = gzip.open(page["file"]).read().decode("utf-8", "replace")
     ours = _read_whole_page(page["url"])

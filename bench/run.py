@@ -39,7 +39,7 @@ def _configure(agent: Path, providers: list[dict], cache: bool = False) -> None:
     path = agent / "web-search.json"
     path.write_text(json.dumps({"providers": providers, "cache": cache}))
     path.chmod(0o600)
-    from pi_web_tools import config
+    from pi_web_tools.runtime import config
 
     config.clear_cache()
 
@@ -258,7 +258,8 @@ def bench_cached_fetch(agent: Path, reps: int) -> list[dict]:
         args = {"urls": [url]}
         cold, cached, formatting = [], [], []
         host.call("web_fetch", args)  # warm the session and the store
-        from pi_web_tools.registry import resolve_provider
+        from pi_web_tools.runtime import run
+        from pi_web_tools.runtime.registry import resolve_provider
 
         selection = resolve_provider("fetch")
         for _ in range(reps):
@@ -270,7 +271,7 @@ def bench_cached_fetch(agent: Path, reps: int) -> list[dict]:
             result = host.call("web_fetch", args)
             cached.append(time.perf_counter() - start)
             assert result.details["urls"][0]["cache"]["hit"], result.details
-            pages, _, _ = web_fetch._pages(selection, [url], {"text": True}, 12000, False, None)
+            pages, _, _ = run.fetch(selection, [url], {"text": True}, 12000, None)
             start = time.perf_counter()
             web_fetch._render(pages, 0, 12000, {})
             formatting.append(time.perf_counter() - start)

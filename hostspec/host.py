@@ -104,16 +104,10 @@ def _one_line(exc: BaseException) -> str:
 
 
 def _valid(value: Any) -> Any:
-    """*value* (JSON-like) with every string made valid Unicode."""
-    from .sanitize import valid_unicode
+    """*value* (JSON-like) with every string, keys included, made valid Unicode."""
+    from .sanitize import map_strings, valid_unicode
 
-    if isinstance(value, str):
-        return valid_unicode(value)
-    if isinstance(value, dict):
-        return {_valid(key): _valid(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return type(value)(_valid(item) for item in value)
-    return value
+    return map_strings(valid_unicode, value, keys=True)
 
 
 def _valid_result(result: ToolResult) -> ToolResult:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from typing import Any
 
-__all__ = ["clip", "strip_control", "valid_unicode"]
+__all__ = ["clip", "map_strings", "strip_control", "valid_unicode"]
 
 # CSI, OSC (ended by BEL or ST), and other two-byte escapes; then C0/C1 controls except \t and \n.
 _ANSI = re.compile(
@@ -70,3 +72,34 @@ def clip(text: str, width: int) -> str:
     if len(text) <= width:
         return text
     return text[: max(0, width - 1)] + "…"
+
+
+def map_strings(fn: Callable[[str], str], value: Any, *, keys: bool = False) -> Any:
+    """*value* with *fn* applied to every string in it: JSON-like values (dicts, lists, tuples)
+    and attrs instances, rebuilt only where something changed. Dict keys too when *keys*."""
+    if isinstance(value, str):
+        return fn(value)
+    if isinstance(value, dict):
+        return {
+            (fn(key) if keys and isinstance(key, str) else key): map_strings(fn, item, keys=keys)
+            for key, item in value.items()
+        }
+    if isinstance(value, (list, tuple)):
+        items = [map_strings(fn, item, keys=keys) for item in value]
+        if all(new is old for new, old in zip(items, value)):
+            return value
+        return type(value)(items) if isinstance(value, list) or type(value) is tuple else items
+    fields = getattr(type(value), "__attrs_attrs__", None)
+    if fields is not None:
+        import attrs
+
+        changes = {}
+        for attribute in fields:
+            if not attribute.init:
+                continue
+            old = getattr(value, attribute.name)
+            new = map_strings(fn, old, keys=keys)
+            if new is not old:
+                changes[attribute.alias or attribute.name.lstrip("_")] = new
+        return attrs.evolve(value, **changes) if changes else value
+    return value

@@ -33,7 +33,7 @@ def render_call(tool_name: str, args: Any, theme: Any) -> Any:
     """Render calls of our tools; ``None`` for anyone else's."""
     if tool_name not in _NAMES:
         return None
-    from . import render
+    from .views import human_view as render
 
     return render.render_call(tool_name, args, theme)
 
@@ -43,7 +43,7 @@ def render_result(tool_name: str, result: ToolResult, options: RenderOptions, th
     """Render results of our tools; ``None`` for anyone else's."""
     if tool_name not in _NAMES:
         return None
-    from . import render
+    from .views import human_view as render
 
     return render.render_result(tool_name, result, options, theme)
 
@@ -51,7 +51,7 @@ def render_result(tool_name: str, result: ToolResult, options: RenderOptions, th
 @hookimpl
 def register_commands(register: Callable[[Command], None]) -> None:
     """Add the ``pi-web`` shortcuts and ``pi-web config``."""
-    from .commands import COMMANDS
+    from .views.commands import COMMANDS
 
     for command in COMMANDS:
         register(command)

@@ -22,7 +22,7 @@ import typing
 from collections.abc import Iterator
 from typing import Any
 
-from .api import (
+from .api.types import (
     FETCH,
     SEARCH,
     SUMMARIZE,
@@ -49,7 +49,9 @@ def reset() -> None:
     """Forget the loaded config, open providers, loaded provider types and the open answer cache
     (call it before and after each test that changes the config file, the environment, the
     types or ``XDG_CACHE_HOME``)."""
-    from . import cache, config, registry
+    from .runtime import cache
+    from .runtime import config
+    from .runtime import registry
 
     config.clear_cache()
     registry.set_provider_types(None)
@@ -65,7 +67,8 @@ def provider_types(*extra: Any, builtins: bool = True) -> Iterator[dict[str, Pro
     types (entry points) are kept beside them; a type given here replaces an installed one of
     the same name (so a plugin's own tests can pass its type whether it is installed or not).
     """
-    from . import config, registry
+    from .runtime import config
+    from .runtime import registry
 
     plugins = [item for item in extra if not isinstance(item, ProviderType)]
     pm = registry.get_provider_manager(load_entrypoints=builtins, plugins=plugins)
@@ -114,7 +117,7 @@ def check_provider_type(
     """
     import attrs
 
-    from .config import structure_options
+    from .runtime.config import structure_options
 
     problems: list[str] = []
     if not isinstance(provider_type, ProviderType):

@@ -53,3 +53,54 @@ def encrypt_pdf(data: bytes, password: str = "secret") -> bytes:
     buffer = io.BytesIO()
     writer.write(buffer)
     return buffer.getvalue()
+
+
+def _pdf(objects: list[bytes]) -> bytes:
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    for offset in offsets:
+        out += b"%010d 00000 n \n" % offset
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
+        len(objects) + 1,
+        xref,
+    )
+    return bytes(out)
+
+
+def make_xobject_bomb(levels: int = 8, fanout: int = 10) -> bytes:
+    """A tiny PDF whose page draws a form XObject that draws the next one *fanout* times,
+    *levels* deep, the last drawing text: fanout**levels text objects for PDFium to expand
+    (8 levels of 10: a 2 KB file that costs gigabytes)."""
+    # 1 catalog, 2 pages, 3 page, 4 page contents, 5 font, 6.. the forms
+    first = 6
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+        b"/Resources << /Font << /F1 5 0 R >> /XObject << /X 6 0 R >> >> >>",
+    ]
+    page = b"q /X Do Q\n"
+    objects.append(b"<< /Length %d >>\nstream\n" % len(page) + page + b"endstream")
+    objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
+    for level in range(levels):
+        if level == levels - 1:
+            content = b"BT /F1 12 Tf 72 700 Td (bomb text here) Tj ET\n"
+            resources = b"<< /Font << /F1 5 0 R >> >>"
+        else:
+            content = b"q /X Do Q\n" * fanout
+            resources = b"<< /Font << /F1 5 0 R >> /XObject << /X %d 0 R >> >>" % (
+                first + level + 1
+            )
+        objects.append(
+            b"<< /Type /XObject /Subtype /Form /BBox [0 0 612 792] /Resources "
+            + resources
+            + b" /Length %d >>\nstream\n" % len(content)
+            + content
+            + b"endstream"
+        )
+    return _pdf(objects)

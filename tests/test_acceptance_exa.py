@@ -68,8 +68,8 @@ def test_agent_has_two_generic_tools(host):
 
 def test_implementation_uses_an_internal_provider_abstraction(exa):
     """Tools reach Exa only through the registry and the provider interface."""
-    from pi_web_tools.api import FetchRequest, SearchRequest
-    from pi_web_tools.registry import resolve_provider
+    from pi_web_tools.api.types import FetchRequest, SearchRequest
+    from pi_web_tools.runtime.registry import resolve_provider
 
     selection = resolve_provider("search")
     provider, chosen = selection.provider, selection.entry

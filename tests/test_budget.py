@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pi_web_tools.budget import clip_to, fair_shares, utf8_length
+from pi_web_tools.tools.budget import clip_to, fair_shares, utf8_length
 
 
 def test_small_parts_get_all_they_need_and_the_rest_share_equally():

@@ -7,9 +7,9 @@ import time
 from pathlib import Path
 
 import pytest
-from pi_web_tools import cache
-from pi_web_tools.cache import CacheSettings
-from pi_web_tools.config import parse_cache
+from pi_web_tools.runtime import cache
+from pi_web_tools.runtime.cache import CacheSettings
+from pi_web_tools.runtime.config import parse_cache
 
 from .conftest import SECRET
 
@@ -44,7 +44,7 @@ def test_an_off_cache_stores_and_serves_nothing():
 
 def test_keys_are_hashes_and_values_are_redacted(settings):
     """Neither the request nor a known key is readable in the directory."""
-    from pi_web_tools import secrets
+    from pi_web_tools.api import redaction as secrets
 
     secrets.remember([SECRET])
     key = cache.make_key("web_fetch", "direct", None, {"url": f"https://a/?k={SECRET}"})

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from pi_web_tools.charsets import REPLACEMENT, decode, web_codec
+from pi_web_tools.pages.charsets import REPLACEMENT, decode, web_codec
 
 
 @pytest.mark.parametrize(

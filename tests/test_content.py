@@ -5,8 +5,8 @@ from __future__ import annotations
 import time
 
 import pytest
-from pi_web_tools import content
-from pi_web_tools.content import html_to_text
+from pi_web_tools.pages import content
+from pi_web_tools.pages.content import html_to_text
 
 
 def test_html_to_text_strips_scripts_and_tags():
@@ -23,7 +23,7 @@ def test_html_to_text_strips_scripts_and_tags():
 )
 def test_hostile_html_is_processed_in_linear_time(bad):
     """Pages of unclosed tags (a quadratic trap for lazy regexes) are turned into text quickly."""
-    from pi_web_tools.http import error_snippet
+    from pi_web_tools.api.http_client import error_snippet
 
     start = time.perf_counter()
     content.html_to_text(bad)

@@ -12,7 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from pi_web_tools.documents import feed_to_text, is_feed, pdf_to_text, pretty_json
+from pi_web_tools.pages.documents import feed_to_text, is_feed, pdf_to_text, pretty_json
 
 from .conftest import SECRET
 from .fake_apis import FakeExa
@@ -57,10 +57,32 @@ def test_a_pdf_without_readable_text_is_a_note_not_a_failure(data, note):
 
 def test_json_is_pretty_printed_and_anything_else_left_as_it_is():
     assert (
-        pretty_json('{"a":[1,{"b":null}]}')
+        pretty_json('{"a":[1,{"b":null}]}')[0]
         == '{\n  "a": [\n    1,\n    {\n      "b": null\n    }\n  ]\n}'
     )
-    assert pretty_json("not json {") == "not json {"
+    assert pretty_json("not json {") == ("not json {", [])
+
+
+@pytest.mark.parametrize(
+    "body, why",
+    [
+        ('{"a": 1, "a": 2}', "duplicate keys"),
+        ('{"a": Infinity}', "Infinity"),
+        ('{"a": 0.10000000000000000555}', "numbers"),
+        ("[" * 900 + "]" * 900, "times its size"),
+    ],
+    ids=["duplicate-keys", "infinity", "float-digits", "deep-nesting"],
+)
+def test_json_that_cannot_be_reindented_faithfully_or_small_is_shown_as_it_came(body, why):
+    text, notes = pretty_json(body)
+    assert text == body
+    assert len(notes) == 1 and notes[0].startswith("JSON shown as it came") and why in notes[0]
+
+
+def test_a_page_that_mentions_rss_in_a_script_is_not_a_feed():
+    page = b'<!doctype html><html><head><script>var t = "<rss version=2.0>";</script></head>'
+    assert not is_feed(page)
+    assert is_feed(b'\xef\xbb\xbf<?xml version="1.0"?>\n<!-- c -->\n<rss version="2.0">')
 
 
 @pytest.mark.parametrize("feed", [RSS, ATOM], ids=["rss", "atom"])
@@ -267,7 +289,7 @@ def test_many_pdfs_at_once_do_not_crash_the_process():
         "import sys; sys.path.insert(0, 'tests')\n"
         "from concurrent.futures import ThreadPoolExecutor\n"
         "from pdfs import make_pdf\n"
-        "from pi_web_tools.documents import pdf_to_text\n"
+        "from pi_web_tools.pages.documents import pdf_to_text\n"
         "data = [make_pdf([f'page {i} text'] * 40) for i in range(20)]\n"
         "with ThreadPoolExecutor(20) as pool:\n"
         "    texts = [t for t, _ in pool.map(pdf_to_text, data * 5)]\n"

@@ -247,7 +247,7 @@ def test_kagi_extract_fetches_when_named_in_batches_of_ten(kagi):
 def test_a_kagi_only_config_keeps_the_direct_fetcher_by_default(kagi, write_config):
     """Kagi Extract costs credit and reads https only: web_fetch uses the keyless direct
     fetcher unless the call names kagi or the file sets defaultFetchProvider."""
-    from pi_web_tools.registry import resolve_provider
+    from pi_web_tools.runtime.registry import resolve_provider
 
     assert resolve_provider("fetch").entry.name == "direct"
     assert resolve_provider("fetch", "kagi").entry.name == "kagi"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 import pytest
-from pi_web_tools import extraction
+from pi_web_tools.pages import extraction
 
 ARTICLE = """<!doctype html><html><head><title>Async in Rust</title></head><body>
 <nav><a href="/">Home</a> <a href="/blog">Blog</a> <a href="/about">About</a></nav>

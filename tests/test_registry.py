@@ -5,10 +5,10 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-from pi_web_tools import registry
-from pi_web_tools.api import ProviderType, SearchRequest
-from pi_web_tools.errors import ConfigError
-from pi_web_tools.registry import get_provider, provider_types, resolve_provider
+from pi_web_tools.runtime import registry
+from pi_web_tools.api.types import ProviderType, SearchRequest
+from pi_web_tools.api.errors import ConfigError
+from pi_web_tools.runtime.registry import get_provider, provider_types, resolve_provider
 
 from .conftest import SECRET
 
@@ -62,7 +62,7 @@ def test_third_party_provider_type_through_entry_point(tmp_path, monkeypatch, wr
 def test_duplicate_provider_type_is_an_error():
     """Two plugins registering one type name fail loudly, naming both."""
     import pluggy
-    from pi_web_tools import hookspecs
+    from pi_web_tools.api import hookspecs
 
     class One:
         @hookspecs.hookimpl
@@ -312,7 +312,7 @@ def test_loading_the_provider_types_does_not_import_ddgs():
 
     code = (
         "import sys\n"
-        "from pi_web_tools.registry import provider_types\n"
+        "from pi_web_tools.runtime.registry import provider_types\n"
         "assert 'ddgs' in provider_types()\n"
         "print([m for m in ('ddgs', 'primp') if m in sys.modules])\n"
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from pi_hostspec import AnsiTheme, PlainTheme, RenderOptions, ToolResult
-from pi_web_tools import render
+from pi_web_tools.views import human_view as render
 
 THEME = PlainTheme()
 COLLAPSED = RenderOptions()

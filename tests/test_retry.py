@@ -6,7 +6,7 @@ import email.utils
 import time
 
 import pytest
-from pi_web_tools.retry import Retryable, RetryPolicy, with_retries
+from pi_web_tools.api.retry import Retryable, RetryPolicy, with_retries
 
 
 class RecordingEvent:

@@ -6,9 +6,9 @@ import shutil
 from pathlib import Path
 
 import pytest
-from pi_web_tools.errors import ConfigError
-from pi_web_tools.registry import current_config as load_config
-from pi_web_tools.registry import resolve_provider
+from pi_web_tools.api.errors import ConfigError
+from pi_web_tools.runtime.registry import current_config as load_config
+from pi_web_tools.runtime.registry import resolve_provider
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_config"
 

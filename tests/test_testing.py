@@ -16,7 +16,7 @@ from pi_web_tools import (
 from pi_web_tools.providers.direct import DIRECT
 from pi_web_tools.providers.exa import EXA
 from pi_web_tools.providers.kagi import KAGI
-from pi_web_tools.registry import provider_types, resolve_provider
+from pi_web_tools.runtime.registry import provider_types, resolve_provider
 
 
 @frozen(kw_only=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import responses
 from pi_hostspec import ToolContext
-from pi_web_tools.retry import RetryPolicy
+from pi_web_tools.api.retry import RetryPolicy
 from responses import matchers
 
 from .conftest import SECRET
@@ -18,7 +18,7 @@ V0 = "https://kagi.com/api/v0"
 def mock(monkeypatch):
     monkeypatch.setenv("KAGI_API_KEY", SECRET)
     monkeypatch.setattr(
-        "pi_web_tools.retry.DEFAULT_RETRY",
+        "pi_web_tools.api.retry.DEFAULT_RETRY",
         RetryPolicy(backoff_factor=0.001, backoff_jitter=0.001 / 2),
     )
     with responses.RequestsMock(assert_all_requests_are_fired=True) as rsps:

@@ -7,8 +7,8 @@ import threading
 import time
 
 import pytest
-from pi_web_tools import workers
-from pi_web_tools.content import extract_html
+from pi_web_tools.pages import workers
+from pi_web_tools.pages.content import extract_html
 
 PAGE = (
     "<html><head><title>Worker page</title></head><body><nav>menu</nav><article><h1>Hello</h1>"

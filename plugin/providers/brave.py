@@ -10,7 +10,7 @@ from typing import Any
 
 from attrs import frozen
 
-from ..api import (
+from ..api.types import (
     ApiOptions,
     ProviderType,
     SearchHit,
@@ -21,8 +21,8 @@ from ..api import (
     one_of,
     option,
 )
-from ..hookspecs import hookimpl
-from ..http import HttpClient
+from ..api.hookspecs import hookimpl
+from ..api.http_client import HttpClient
 
 __all__ = ["BraveOptions", "BraveProvider", "brave_error_text", "brave_rate_limit_text"]
 

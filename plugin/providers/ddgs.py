@@ -16,7 +16,7 @@ from typing import Any
 
 from attrs import frozen
 
-from ..api import (
+from ..api.types import (
     CommonOptions,
     ProviderType,
     SearchHit,
@@ -26,9 +26,9 @@ from ..api import (
     one_of,
     option,
 )
-from ..errors import ProviderError
-from ..hookspecs import hookimpl
-from ..http import run_interruptible
+from ..api.errors import ProviderError
+from ..api.hookspecs import hookimpl
+from ..api.http_client import run_interruptible
 
 __all__ = ["DEFAULT_BACKENDS", "DdgsOptions", "DdgsProvider", "INSTALL"]
 
@@ -80,7 +80,7 @@ def _library() -> tuple[Any, Any, Any]:
 
 def _one_line(text: Any, limit: int = 160) -> str:
     """The first line of *text*, shortened (a library message may hold a whole traceback)."""
-    from ..secrets import redact_secrets  # before the cut: a key cut in two would show in part
+    from ..api.redaction import redact_secrets  # before the cut: a key cut in two would show in part
 
     lines = redact_secrets(str(text)).strip().splitlines()
     text = " ".join(lines[0].split()) if lines else ""

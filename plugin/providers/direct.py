@@ -3,7 +3,7 @@
 
 Each URL is fetched on its own (all at once), redirects are followed by hand so that every hop's
 address passes the network guard, bodies are capped while streaming, and HTML becomes
-main-content Markdown (:mod:`pi_web_tools.content`).
+main-content Markdown (:mod:`pi_web_tools.pages.content`).
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ import requests
 from attrs import frozen
 from pi_hostspec.truncate import format_size
 
-from .. import retry as retry_module
-from ..api import (
+from ..api import retry as retry_module
+from ..api.types import (
     CommonOptions,
     FetchedPage,
     FetchRequest,
@@ -29,10 +29,8 @@ from ..api import (
     at_least,
     option,
 )
-from ..content import APP_SHELL_NOTE, content_kind, decode_body, sniff_kind
-from ..documents import feed_to_text, is_feed, is_pdf, pdf_to_text, pretty_json
-from ..hookspecs import hookimpl
-from ..http import (
+from ..api.hookspecs import hookimpl
+from ..api.http_client import (
     is_retryable,
     network_error_message,
     new_session,
@@ -41,14 +39,14 @@ from ..http import (
     send,
     socket_timeouts,
 )
-from ..netguard import (
+from ..api.netguard import (
     RefusedAddress,
     guarded_adapter,
     host_refusal,
     is_proxied,
     request_target,
 )
-from ..retry import Retryable, RetryPolicy, with_retries
+from ..api.retry import Retryable, RetryPolicy, with_retries
 
 __all__ = ["DirectOptions", "DirectProvider"]
 
@@ -144,9 +142,9 @@ class DirectProvider:
         urls = list(request.urls)
         if not urls:
             return FetchResponse(pages=())
-        from .. import workers
+        from .. import pages
 
-        workers.prewarm()  # a worker starts while the pages download
+        pages.prewarm()  # a worker starts while the pages download
         with ThreadPoolExecutor(
             max_workers=min(MAX_URLS, len(urls)), thread_name_prefix="direct-fetch"
         ) as pool:
@@ -306,7 +304,9 @@ class DirectProvider:
                 retry_after=response.headers.get("Retry-After"),
                 **facts,
             )
-        kind = content_kind(mime)
+        from .. import pages
+
+        kind = pages.content_kind(mime)
         if kind is None:
             raise _Failure(f"unsupported content type {mime}", **facts)
         try:
@@ -325,71 +325,27 @@ class DirectProvider:
         notes: list[str] = []
         if too_big:
             notes.append(f"Stopped reading after {format_size(self.options.max_bytes)} (maxBytes)")
-        if is_pdf(body):  # also when the server called it HTML or a generic binary
-            kind = "pdf"
-        elif kind == "sniff":
-            kind = sniff_kind(body)
-            if kind is None:
-                raise _Failure(
-                    "unsupported content type (none given, and the body is not text)", **facts
-                )
-        elif kind in ("text", "html") and is_feed(body):
-            kind = "feed"
-        return self._page(url, kind, body, raw_type, final_url, notes, facts, deadline, cancel)
-
-    @staticmethod
-    def _page(
-        url: str,
-        kind: str,
-        body: bytes,
-        raw_type: str,
-        final_url: str,
-        notes: list,
-        facts: dict,
-        deadline: float,
-        cancel: threading.Event | None,
-    ) -> FetchedPage:
-        """The page for a body of *kind*: extracted HTML, PDF text, JSON, a feed, or text."""
-        title = None
-        links: tuple = ()
-        escalate = None
-        if kind == "pdf":
-            text, extra = pdf_to_text(body)
-            notes += extra
-            if not text:
-                escalate = "no text"
-            return FetchedPage(
-                url=url, ok=True, text=text, notes=tuple(notes), escalate=escalate, **facts
+        try:  # the one bounded page pipeline: time, memory, cancellation
+            found = pages.read(
+                body,
+                kind=kind,
+                content_type=raw_type,
+                url=final_url,
+                deadline=deadline,
+                cancel=cancel,
             )
-        text = decode_body(body, raw_type)
-        if kind == "feed":
-            parsed = feed_to_text(body)
-            if parsed is not None:
-                title, text = parsed
-                notes.append("a feed: its entries are listed")
-        elif kind == "json":
-            text = pretty_json(text)
-        elif kind == "html":
-            from .. import workers  # a bounded worker process: time, memory, cancellation
-
-            try:
-                title, text, extra, found = workers.extract_html(
-                    text, final_url, deadline=deadline, cancel=cancel
-                )
-            except InterruptedError:
-                raise _Failure("cancelled", **facts) from None
-            notes += extra
-            links = tuple((str(text), str(link)) for text, link in found)
-            if APP_SHELL_NOTE in extra:
-                escalate = "app shell"
+        except pages.Unreadable as exc:
+            raise _Failure(str(exc), **facts) from None
+        except InterruptedError:
+            raise _Failure("cancelled", **facts) from None
         return FetchedPage(
             url=url,
             ok=True,
-            title=title,
-            text=text,
-            notes=tuple(notes),
-            links=links,
-            escalate=escalate,
+            title=found.title,
+            text=found.text,
+            notes=(*notes, *found.notes),
+            links=found.links,
+            escalate=found.escalate,
             **facts,
         )
 

@@ -12,7 +12,7 @@ from typing import Any
 import attrs
 from attrs import frozen
 
-from ..api import (
+from ..api.types import (
     ApiOptions,
     FetchedPage,
     FetchRequest,
@@ -33,8 +33,8 @@ from ..api import (
     text_field,
     url_key,
 )
-from ..hookspecs import hookimpl
-from ..http import HttpClient
+from ..api.hookspecs import hookimpl
+from ..api.http_client import HttpClient
 
 __all__ = ["ExaOptions", "ExaProvider", "LANGUAGE_NAMES", "exa_error_text", "exa_messages"]
 

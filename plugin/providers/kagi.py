@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 
 from attrs import frozen
 
-from ..api import (
+from ..api.types import (
     ApiOptions,
     FetchedPage,
     FetchRequest,
@@ -40,9 +40,9 @@ from ..api import (
     option,
     url_key,
 )
-from ..errors import ProviderError
-from ..hookspecs import hookimpl
-from ..http import HttpClient
+from ..api.errors import ProviderError
+from ..api.hookspecs import hookimpl
+from ..api.http_client import HttpClient
 
 __all__ = [
     "KagiOptions",

@@ -8,7 +8,7 @@ from typing import Any
 
 from attrs import frozen
 
-from ..api import (
+from ..api.types import (
     DEFAULT_TEXT_MAX_CHARACTERS,
     ApiOptions,
     FetchedPage,
@@ -27,9 +27,9 @@ from ..api import (
     text_field,
     url_key,
 )
-from ..errors import ProviderError
-from ..hookspecs import hookimpl
-from ..http import HttpClient
+from ..api.errors import ProviderError
+from ..api.hookspecs import hookimpl
+from ..api.http_client import HttpClient
 
 __all__ = ["TavilyOptions", "TavilyProvider", "tavily_error_text"]
 

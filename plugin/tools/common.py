@@ -69,7 +69,7 @@ R = TypeVar("R")
 def quoted(value: str, limit: int = 120) -> str:
     """*value* quoted for an error message, cut at *limit* characters (a model may send
     megabytes); known keys are redacted first, so a key cut in two never shows in part."""
-    from ..secrets import redact_secrets
+    from ..api.redaction import redact_secrets
 
     value = redact_secrets(value[: limit + 4096])
     return repr(value[:limit]) + ("…" if len(value) > limit else "")
@@ -112,17 +112,6 @@ def fold_singular(args: Any, single: str, plural: str) -> Any:
     return args
 
 
-def _scrub(value: Any, redact: Callable[[str], str]) -> Any:
-    """*value* (JSON-like) with *redact* applied to every string in it."""
-    if isinstance(value, str):
-        return redact(value)
-    if isinstance(value, dict):
-        return {key: _scrub(item, redact) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return type(value)(_scrub(item, redact) for item in value)
-    return value
-
-
 def redacting(
     execute: Callable[[dict, ToolContext], ToolResult],
 ) -> Callable[[dict, ToolContext], ToolResult]:
@@ -135,14 +124,14 @@ def redacting(
 
     @functools.wraps(execute)
     def run(args: dict, ctx: ToolContext) -> ToolResult:
-        from ..secrets import redact_secrets
+        from ..api.redaction import redact_secrets, redact_value
 
         def clean(result: ToolResult) -> ToolResult:
             return ToolResult(
                 content=[
                     attrs.evolve(part, text=redact_secrets(part.text)) for part in result.content
                 ],
-                details=_scrub(result.details, redact_secrets),
+                details=redact_value(result.details),
                 is_error=result.is_error,
             )
 
@@ -154,7 +143,7 @@ def redacting(
         except ToolError as exc:
             exc.message = redact_secrets(exc.message)
             exc.args = (exc.message,)
-            exc.details = _scrub(exc.details, redact_secrets)
+            exc.details = redact_value(exc.details)
             raise
         return clean(result) if isinstance(result, ToolResult) else result
 
@@ -162,10 +151,10 @@ def redacting(
 
 
 def resolve(capability: str, requested: str | None) -> Any:
-    """The :class:`~pi_web_tools.registry.Selection` for *capability*; config problems become
+    """The :class:`~pi_web_tools.runtime.registry.Selection` for *capability*; config problems become
     :class:`ToolError` s."""
-    from ..errors import ConfigError
-    from ..registry import resolve_provider
+    from ..api.errors import ConfigError
+    from ..runtime.registry import resolve_provider
 
     try:
         return resolve_provider(capability, requested)
@@ -179,7 +168,7 @@ def check_engine(chosen: Any, engine: str | None) -> None:
     engines = chosen.type.summary_engines
     if engine is None or (engines and engine in engines):
         return
-    from ..registry import provider_types
+    from ..runtime.registry import provider_types
 
     types = provider_types()
     accepting = [
@@ -203,7 +192,7 @@ def check_engine(chosen: Any, engine: str | None) -> None:
 
 def able_types(test: Callable[[Any], bool]) -> str:
     """The names of the provider types that pass *test*, for "use one of these" advice."""
-    from ..registry import provider_types
+    from ..runtime.registry import provider_types
 
     return ", ".join(name for name, kind in provider_types().items() if test(kind)) or "none"
 

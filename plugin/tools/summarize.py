@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
 
 from pi_hostspec.limits import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES
 from pi_hostspec.types import ToolContext, ToolError, ToolResult
@@ -60,9 +59,10 @@ def execute(args: dict, ctx: ToolContext) -> ToolResult:
     """Validate the URL and language, ask the provider, return its output verbatim."""
     from pi_hostspec import strip_control, truncate_output
 
-    from ..api import SummarizeRequest
-    from ..errors import ProviderError
-    from ..secrets import redact_secrets
+    from ..api.types import SummarizeRequest
+    from ..runtime import run
+    from ..api.errors import ProviderError
+    from ..api.redaction import redact_secrets
     from .common import check_engine, resolve
 
     url = check_url(args["url"])
@@ -87,7 +87,7 @@ def execute(args: dict, ctx: ToolContext) -> ToolResult:
     ctx.update(ToolResult(content="Summarizing...", details={"partial": True, "url": url}))
     details: dict = {"url": url, "summaryType": summary_type, "engine": engine}
     try:
-        response, age = _summarize(chosen, request, bool(args.get("fresh")), ctx)
+        response, age = run.summarize(chosen, request, ctx, fresh=bool(args.get("fresh")))
     except ProviderError as exc:
         raise ToolError(
             f"summarize failed: {exc}", details={**details, "error": exc.to_dict()}
@@ -100,28 +100,6 @@ def execute(args: dict, ctx: ToolContext) -> ToolResult:
     if config.warnings:
         details["warnings"] = list(config.warnings)
     return ToolResult(content=output.text, details=details)
-
-
-def _summarize(
-    chosen: Any, request: Any, fresh: bool, ctx: ToolContext
-) -> tuple[Any, float | None]:
-    """The summary and its cache age (``None``: asked now; the answer is cached)."""
-    import attrs
-
-    from .. import cache
-    from ..api import SummaryResponse
-
-    settings = chosen.config.cache
-    key = cache.make_key(NAME, chosen.entry.type, chosen.entry.options, attrs.asdict(request))
-    hit = None if fresh else cache.get(settings, NAME, key)
-    if hit is not None:
-        try:
-            return SummaryResponse(**hit.value), hit.age_seconds
-        except (TypeError, ValueError):
-            pass  # an entry of another shape: ask again
-    response = chosen.call("summarize", request, ctx)
-    cache.put(settings, NAME, key, attrs.asdict(response))
-    return response, None
 
 
 TOOL = web_tool(

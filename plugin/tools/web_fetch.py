@@ -12,7 +12,7 @@ from typing import Any
 from pi_hostspec.limits import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES
 from pi_hostspec.types import ToolContext, ToolError, ToolResult
 
-from ..defaults import DEFAULT_TEXT_MAX_CHARACTERS
+from ..api.defaults import DEFAULT_TEXT_MAX_CHARACTERS
 from .common import FRESH_PARAMETER, PROVIDER_PARAMETER, check_url, fold_singular, web_tool
 
 __all__ = ["TOOL"]
@@ -100,6 +100,8 @@ def _modes(args: dict) -> dict[str, bool]:
 def execute(args: dict, ctx: ToolContext) -> ToolResult:
     """Check every URL first, take pages from the cache or the chosen provider, show each
     page's window of text within a fair share of the output limit."""
+    from ..api.errors import ProviderError
+    from ..runtime import run
     from .common import able_types, resolve
 
     urls = _check_urls(args["urls"])
@@ -122,11 +124,26 @@ def execute(args: dict, ctx: ToolContext) -> ToolResult:
             content=f"Fetching {len(urls)} URL(s)...", details={"partial": True, "urls": urls}
         )
     )
-    pages, ages, api_warnings = _pages(
-        chosen, urls, modes, offset + window, bool(args.get("fresh")), ctx
-    )
-    if args.get("provider") is None:
-        pages = _climb(chosen, pages, ages, modes, offset + window, ctx)
+    try:
+        pages, ages, api_warnings = run.fetch(
+            chosen,
+            urls,
+            modes,
+            offset + window,
+            ctx,
+            fresh=bool(args.get("fresh")),
+            ladder=args.get("provider") is None,
+        )
+    except ProviderError as exc:  # the whole request failed (key, credit, outage): once
+        raise ToolError(
+            f"web_fetch failed: {exc}",
+            details={
+                "provider": chosen.entry.name,
+                "providerType": chosen.entry.type,
+                "urls": urls,
+                "error": exc.to_dict(),
+            },
+        ) from None
     if args.get("links"):
         pages = [_with_links(page) for page in pages]
     next_args = {
@@ -160,135 +177,6 @@ def execute(args: dict, ctx: ToolContext) -> ToolResult:
     return ToolResult(content=text, details=details)
 
 
-def _pages(
-    chosen: Any, urls: list[str], modes: dict, need: int, fresh: bool, ctx: ToolContext
-) -> tuple[list[Any], list[float | None], tuple[str, ...]]:
-    """Every URL's page, in order, from the cache when it holds enough text, else from the
-    provider (whose successes are cached); each page's cache age (``None``: fetched now); and
-    the API's warnings (fields that had no effect), for the details."""
-    import attrs
-    from pi_hostspec import strip_control
-
-    from .. import cache
-    from ..api import FetchedPage, FetchRequest
-    from ..errors import ProviderError
-
-    settings = chosen.config.cache
-    keys = {url: _cache_key(chosen, url, modes) for url in urls}
-    found: dict[str, tuple[Any, float | None]] = {}
-    for url in urls:
-        hit = None if fresh else cache.get(settings, NAME, keys[url])
-        if hit is not None:
-            page = _page_from(hit.value)
-            if page is not None and (not page.more_text or len(page.text or "") >= need):
-                found[url] = (page, hit.age_seconds)
-    wanted = [url for url in dict.fromkeys(urls) if url not in found]
-    warnings: tuple[str, ...] = ()
-    if wanted:
-        request = FetchRequest(urls=tuple(wanted), text_max_characters=need, **modes)
-        try:
-            response = chosen.call("fetch", request, ctx)
-        except ProviderError as exc:  # the whole request failed (key, credit, outage): once
-            raise ToolError(
-                f"web_fetch failed: {exc}",
-                details={
-                    "provider": chosen.entry.name,
-                    "providerType": chosen.entry.type,
-                    "urls": urls,
-                    "error": exc.to_dict(),
-                },
-            ) from None
-        warnings = response.warnings
-        by_url = {page.url: page for page in response.pages}
-        for url in wanted:  # a provider must answer for every URL; never lose one silently
-            page = by_url.get(url) or FetchedPage(url=url, ok=False, error="no result returned")
-            if page.text is not None:
-                page = attrs.evolve(page, text=strip_control(page.text))
-            if page.ok:
-                cache.put(settings, NAME, keys[url], attrs.asdict(page))
-            found[url] = (page, None)
-    return [found[url][0] for url in urls], [found[url][1] for url in urls], warnings
-
-
-#: Statuses with which sites refuse bots; another fetcher (an API with its own crawler) may pass.
-_REFUSALS = {401, 403, 429}
-
-
-def _needs_another_fetcher(page: Any) -> str | None:
-    """Why *page* is worth fetching again through another provider, or ``None``."""
-    if not page.ok and page.status in _REFUSALS:
-        return f"the {{provider}} fetch was refused (HTTP {page.status})"
-    if page.ok and page.escalate == "app shell":
-        return "the {provider} fetch found an application shell (the content needs JavaScript)"
-    if page.ok and page.escalate:
-        return f"the {{provider}} fetch found {page.escalate}"
-    return None
-
-
-def _climb(
-    chosen: Any,
-    pages: list[Any],
-    ages: list[float | None],
-    modes: dict,
-    need: int,
-    ctx: ToolContext,
-) -> list[Any]:
-    """The fetch ladder: a page refused to a bot (401, 403, 429) or that needs JavaScript is
-    fetched again through the other configured providers that can fetch, in config order; the
-    first that gives it text wins, and the page says which provider produced it."""
-    import attrs
-
-    from .. import cache
-    from ..api import FetchRequest
-    from ..errors import ConfigError, ProviderError
-    from ..registry import resolve_provider
-
-    # Pages from the cache already had their turn: reading on never climbs the ladder again.
-    reasons = {
-        page.url: _needs_another_fetcher(page)
-        for page, age in zip(pages, ages, strict=True)
-        if age is None
-    }
-    todo = [url for url, reason in reasons.items() if reason]
-    if not todo:
-        return pages
-    config = chosen.config
-    wanted = {name for name, on in modes.items() if on}
-    rungs = [entry.name for entry in config.providers if entry.name != chosen.entry.name]
-    better: dict[str, Any] = {}
-    for name in rungs:
-        if not todo:
-            break
-        try:
-            rung = resolve_provider("fetch", name, config=config)
-        except ConfigError:
-            continue  # a provider that cannot fetch (or lacks a key) is not a rung
-        if not wanted <= rung.type.fetch_modes:
-            continue
-        try:
-            response = rung.call(
-                "fetch", FetchRequest(urls=tuple(todo), text_max_characters=need, **modes), ctx
-            )
-        except ProviderError:
-            continue
-        for page in response.pages:
-            if page.url in todo and page.ok and (page.text or page.summary or page.highlights):
-                reason = reasons[page.url].format(provider=chosen.entry.name)
-                note = f"fetched through {rung.entry.name} ({rung.entry.type}): {reason}"
-                better[page.url] = attrs.evolve(page, notes=(note, *page.notes))
-                todo.remove(page.url)
-                # Read on from the cache: the next window needs no ladder again.
-                cache.put(
-                    config.cache,
-                    NAME,
-                    _cache_key(chosen, page.url, modes),
-                    attrs.asdict(better[page.url]),
-                )
-    if not better:
-        return pages
-    return [better.get(page.url, page) for page in pages]
-
-
 def _with_links(page: Any) -> Any:
     """*page* with its links appended to its text as a numbered list."""
     import attrs
@@ -301,27 +189,6 @@ def _with_links(page: Any) -> Any:
     return attrs.evolve(page, text=f"{page.text}\n\nLinks:\n{listed}")
 
 
-def _cache_key(chosen: Any, url: str, modes: dict) -> str:
-    from .. import cache
-
-    return cache.make_key(
-        NAME, chosen.entry.type, chosen.entry.options, {"url": url, "modes": sorted(modes)}
-    )
-
-
-def _page_from(value: Any) -> Any:
-    from ..api import FetchedPage
-
-    try:
-        value = dict(value)
-        for name in ("highlights", "notes"):
-            value[name] = tuple(value.get(name) or ())
-        value["links"] = tuple(tuple(link) for link in value.get("links") or ())
-        return FetchedPage(**value)
-    except (TypeError, ValueError):
-        return None  # an entry of another shape: fetch again
-
-
 def _render(
     pages: list[Any], offset: int, window: int, next_args: dict, lead: str = ""
 ) -> tuple[str, list[tuple[int, int] | None], list[str] | None]:
@@ -330,8 +197,8 @@ def _render(
     ``None``)."""
     from pi_hostspec import truncate_head
 
-    from ..budget import clip_to, fair_shares, utf8_length
-    from ..format import continuation, join_sections, section, section_head
+    from .budget import clip_to, fair_shares, utf8_length
+    from .model_text import continuation, join_sections, section, section_head
 
     total = len(pages)
     heads = [section_head(i, total, page) for i, page in enumerate(pages, 1)]
@@ -425,7 +292,7 @@ def _details(
 def _page_facts(page: Any, age: float | None, span: tuple[int, int] | None) -> dict:
     from pi_hostspec import clip, strip_control
 
-    from ..secrets import redact_secrets
+    from ..api.redaction import redact_secrets
 
     facts: dict = {"url": page.url, "status": "ok" if page.ok else "error"}
     if page.title:  # redacted before it is shortened: a cut key would show in part

@@ -89,8 +89,9 @@ def prepare_arguments(args: Any) -> Any:
 def execute(args: dict, ctx: ToolContext) -> ToolResult:
     """Run every query concurrently through the chosen provider and combine the results."""
 
-    from ..api import SEARCH_FILTERS, SearchRequest
-    from ..format import format_search
+    from ..api.types import SEARCH_FILTERS, SearchRequest
+    from ..runtime import run
+    from .model_text import format_search
     from .common import able_types, resolve, run_all
 
     queries = [q.strip() for q in args["queries"]]
@@ -128,7 +129,7 @@ def execute(args: dict, ctx: ToolContext) -> ToolResult:
 
     ctx.update(ToolResult(content="Searching...", details={"partial": True, "queries": queries}))
     fresh = bool(args.get("fresh"))
-    found = run_all(requests_, lambda r: _search(chosen, r, fresh, ctx), on_done=progress)
+    found = run_all(requests_, lambda r: run.search(chosen, r, ctx, fresh=fresh), on_done=progress)
     outcomes = [item if isinstance(item, BaseException) else item[0] for item in found]
     ages = [None if isinstance(item, BaseException) else item[1] for item in found]
     text, total = format_search(queries, outcomes)
@@ -173,37 +174,13 @@ def execute(args: dict, ctx: ToolContext) -> ToolResult:
     return ToolResult(content=output.text, details=details)
 
 
-def _search(chosen: Any, request: Any, fresh: bool, ctx: ToolContext) -> tuple[Any, float | None]:
-    """One query's response and its cache age (``None``: asked now; the answer is cached)."""
-    import attrs
-
-    from .. import cache
-    from ..api import SearchHit, SearchResponse
-
-    settings = chosen.config.cache
-    key = cache.make_key(NAME, chosen.entry.type, chosen.entry.options, attrs.asdict(request))
-    hit = None if fresh else cache.get(settings, NAME, key)
-    if hit is not None:
-        try:
-            value = dict(hit.value)
-            value["hits"] = tuple(SearchHit(**h) for h in value["hits"])
-            for name in ("related", "notices", "warnings"):
-                value[name] = tuple(value.get(name) or ())
-            return SearchResponse(**value), hit.age_seconds
-        except (TypeError, ValueError, KeyError):
-            pass  # an entry of another shape: ask again
-    response = chosen.call("search", request, ctx)
-    cache.put(settings, NAME, key, attrs.asdict(response))
-    return response, None
-
-
 def _fit(text: str, queries: list[str], outcomes: list[Any]) -> Any:
     """The output within the limits: first every snippet is shortened fairly (every result
     keeps its title and URL); only when titles and URLs alone overflow is the list cut."""
     from pi_hostspec import spill_output, truncate_head, truncate_output
 
-    from ..budget import fair_shares, utf8_length
-    from ..format import format_search, snippets
+    from .budget import fair_shares, utf8_length
+    from .model_text import format_search, snippets
 
     if not truncate_head(text, DEFAULT_MAX_LINES, DEFAULT_MAX_BYTES).truncated:
         return truncate_output(text, prefix="pi-web-search")

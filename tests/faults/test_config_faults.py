@@ -7,8 +7,8 @@ import os
 import threading
 
 import pytest
-from pi_web_tools.config import MAX_CONFIG_BYTES
-from pi_web_tools.report import config_report
+from pi_web_tools.runtime.config import MAX_CONFIG_BYTES
+from pi_web_tools.views.config_report import config_report
 
 from ..conftest import SECRET
 from .cases import KAGI_SEARCH

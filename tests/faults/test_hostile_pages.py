@@ -191,7 +191,7 @@ def test_cancelling_stops_a_running_extraction(server, tools, write_config):
     import threading
 
     from pi_hostspec import ToolContext
-    from pi_web_tools import workers
+    from pi_web_tools.pages import workers
 
     server.script(Reply(200, UNCLOSED, content_type="text/html"))
     write_config(DIRECT_FETCH.config(server, timeout=30.0))
@@ -210,7 +210,7 @@ def test_extraction_workers_have_a_memory_limit(server, tools, write_config):
     """The worker that extracted a page runs under the documented address-space limit."""
     from pathlib import Path
 
-    from pi_web_tools import workers
+    from pi_web_tools.pages import workers
 
     page = b"<html><head><title>T</title></head><body><p>" + b"words " * 100 + b"</p></body></html>"
     outcome = fetch(server, tools, write_config, Reply(200, page, content_type="text/html"))

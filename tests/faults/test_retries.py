@@ -98,7 +98,7 @@ def test_retry_after_is_honoured(target, server, tools, write_config):
 
 def test_retry_after_is_capped(server, tools, write_config, monkeypatch):
     """A Retry-After of an hour is waited only up to the cap (patched to 1 s here), then retried."""
-    from pi_web_tools import retry
+    from pi_web_tools.api import retry
 
     monkeypatch.setattr(retry, "DEFAULT_RETRY", retry.RetryPolicy(retry_after_cap=1.0))
     server.script(error_reply("kagi", 429, {"Retry-After": "3600"}), ok_reply(KAGI_SEARCH))

@@ -7,11 +7,11 @@ import socket
 import time
 
 import pytest
-from pi_web_tools import netguard
-from pi_web_tools.api import FetchRequest, ProviderConfig
+from pi_web_tools.api import netguard
+from pi_web_tools.api.types import FetchRequest, ProviderConfig
 from pi_web_tools.providers import direct
 from pi_web_tools.providers.direct import DirectOptions, DirectProvider
-from pi_web_tools.retry import RetryPolicy
+from pi_web_tools.api.retry import RetryPolicy
 from pytest_httpserver import HTTPServer
 from werkzeug.wrappers import Response
 
@@ -103,7 +103,8 @@ def test_html_article_becomes_markdown_with_title(server):
 
 def test_html_with_little_main_content_falls_back_to_whole_text(server, monkeypatch):
     """When extraction finds almost nothing, the whole-page text is returned with a note."""
-    from pi_web_tools import extraction, workers
+    from pi_web_tools.pages import extraction
+    from pi_web_tools.pages import workers
 
     monkeypatch.setattr(workers, "IN_PROCESS", True)  # the patch applies in this process only
     monkeypatch.setattr(extraction, "_extract", lambda html, url: extraction.Extraction())
@@ -363,7 +364,7 @@ def test_timeout_while_waiting_is_a_failure(server):
 
 def test_session_is_reused_across_calls(server):
     """The provider keeps one requests.Session with the project's User-Agent."""
-    from pi_web_tools.http import USER_AGENT
+    from pi_web_tools.api.http_client import USER_AGENT
 
     server.expect_request("/", headers={"User-Agent": USER_AGENT}).respond_with_data(
         "hi", content_type="text/plain"
@@ -441,7 +442,7 @@ def test_slow_dns_lookup_is_bounded_by_the_timeout(monkeypatch):
 def test_transient_status_is_retried_then_succeeds(httpserver, monkeypatch):
     """A 503 then a 200 gives the page, after one retry (like the API providers)."""
     monkeypatch.setattr(
-        "pi_web_tools.retry.DEFAULT_RETRY",
+        "pi_web_tools.api.retry.DEFAULT_RETRY",
         RetryPolicy(backoff_factor=0.01, backoff_jitter=0.01 / 2),
     )
     httpserver.expect_ordered_request("/flaky").respond_with_data("busy", status=503)

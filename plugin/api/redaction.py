@@ -12,6 +12,7 @@ import logging
 import os
 import threading
 from collections.abc import Iterable
+from typing import Any
 
 __all__ = [
     "LOGGING_LIBRARIES",
@@ -20,6 +21,7 @@ __all__ = [
     "known_secrets",
     "redact",
     "redact_secrets",
+    "redact_value",
     "remember",
     "watch_env",
 ]
@@ -71,6 +73,17 @@ def redact_secrets(text: str) -> str:
     if not text:
         return text
     return redact(text, known_secrets())
+
+
+def redact_value(value: Any, extra: Iterable[str | None] = ()) -> Any:
+    """*value* (a string, JSON-like data or an attrs instance) with every known key, and every
+    one of *extra*, replaced by ``***`` in each of its strings (dict keys included)."""
+    from pi_hostspec.sanitize import map_strings
+
+    secrets = tuple(extra) + known_secrets()
+    if not any(secrets):
+        return value
+    return map_strings(lambda text: redact(text, secrets), value, keys=True)
 
 
 class _RedactingFilter(logging.Filter):

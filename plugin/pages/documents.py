@@ -4,7 +4,9 @@ RSS and Atom feeds as a list of entries. Each library is imported when a documen
 from __future__ import annotations
 
 import json
+import re
 import threading
+from typing import Any
 
 __all__ = ["MAX_JSON_PRETTY", "feed_to_text", "is_feed", "is_pdf", "pdf_to_text", "pretty_json"]
 
@@ -12,6 +14,9 @@ __all__ = ["MAX_JSON_PRETTY", "feed_to_text", "is_feed", "is_pdf", "pdf_to_text"
 MAX_JSON_PRETTY = 2_000_000
 #: PDFium is not thread-safe (concurrent documents crash the process): one PDF at a time.
 _PDFIUM_LOCK = threading.Lock()
+#: Re-indented JSON may be at most this many times the size of the body (deep nesting
+#: multiplies indentation: 450 KB of nested arrays re-indent to hundreds of MB).
+PRETTY_GROWTH = 4
 #: At most this many feed entries are listed.
 MAX_FEED_ENTRIES = 200
 
@@ -41,16 +46,13 @@ def _pdf_to_text(body: bytes) -> tuple[str, list[str]]:
     try:
         total = len(document)
         parts = []
+        bad = []
         for index in range(total):
-            page = document[index]
             try:
-                textpage = page.get_textpage()
-                try:
-                    text = textpage.get_text_bounded().replace("\r\n", "\n").strip()
-                finally:
-                    textpage.close()
-            finally:
-                page.close()
+                text = _page_text(document, index)
+            except Exception:  # noqa: BLE001 - one damaged page must not lose the others
+                bad.append(index + 1)
+                text = ""
             parts.append(
                 f"[Page {index + 1} of {total}]\n{text}"
                 if text
@@ -59,6 +61,9 @@ def _pdf_to_text(body: bytes) -> tuple[str, list[str]]:
     finally:
         document.close()
     notes = [f"PDF, {total} page{'s' if total != 1 else ''}"]
+    if bad:
+        listed = ", ".join(str(number) for number in bad[:20]) + ("…" if len(bad) > 20 else "")
+        notes.append(f"page{'s' if len(bad) != 1 else ''} {listed} could not be read")
     if not any("\n" in part for part in parts):
         notes.append(
             "the PDF has no text layer (scanned images?): no text could be extracted; "
@@ -68,20 +73,90 @@ def _pdf_to_text(body: bytes) -> tuple[str, list[str]]:
     return "\n\n".join(parts), notes
 
 
-def pretty_json(text: str) -> str:
-    """*text* re-indented when it is JSON of reasonable size, else unchanged."""
-    if len(text) > MAX_JSON_PRETTY:
-        return text
+def _page_text(document: Any, index: int) -> str:
+    page = document[index]
     try:
-        return json.dumps(json.loads(text), indent=2, ensure_ascii=False)
+        textpage = page.get_textpage()
+        try:
+            return textpage.get_text_bounded().replace("\r\n", "\n").strip()
+        finally:
+            textpage.close()
+    finally:
+        page.close()
+
+
+class _Unfaithful(ValueError):
+    """Re-indenting would change the data (a duplicate key, a non-standard constant, a number
+    Python would rewrite)."""
+
+
+def _pairs(pairs: list) -> dict:
+    keys = [key for key, _ in pairs]
+    if len(set(keys)) != len(keys):
+        raise _Unfaithful("it has duplicate keys")
+    return dict(pairs)
+
+
+def _constant(name: str) -> Any:
+    raise _Unfaithful(f"it uses {name}, which is not standard JSON")
+
+
+def _number(literal: str) -> float:
+    from decimal import Decimal
+
+    value = float(literal)
+    if value in (float("inf"), float("-inf")) or Decimal(literal) != Decimal(repr(value)):
+        raise _Unfaithful("re-indenting would change its numbers (more digits than a float holds)")
+    return value
+
+
+def pretty_json(text: str) -> tuple[str, list[str]]:
+    """(text, notes): *text* re-indented when that is faithful and stays within
+    :data:`PRETTY_GROWTH` times its size, else *text* as it came with a note saying why."""
+    if len(text) > MAX_JSON_PRETTY:
+        return text, []
+    try:
+        value = json.loads(text, object_pairs_hook=_pairs, parse_constant=_constant, parse_float=_number)
+    except _Unfaithful as exc:
+        return text, [f"JSON shown as it came: {exc}"]
     except (ValueError, RecursionError):
-        return text
+        return text, []
+    limit = PRETTY_GROWTH * len(text) + 4096
+    out: list[str] = []
+    size = 0
+    try:
+        for chunk in json.JSONEncoder(indent=2, ensure_ascii=False).iterencode(value):
+            size += len(chunk)
+            if size > limit:
+                return text, [
+                    f"JSON shown as it came: re-indented it would be over {PRETTY_GROWTH} times "
+                    "its size"
+                ]
+            out.append(chunk)
+    except (ValueError, RecursionError):
+        return text, []
+    return "".join(out), []
+
+
+_PROLOG = re.compile(
+    rb"(?:\s+|<\?[^<>]*\?>|<!--(?:[^-]|-(?!->))*-->|<!DOCTYPE[^<>\[]*(?:\[[^\]]*\])?\s*>)",
+    re.IGNORECASE,
+)
+_FEED_ROOT = re.compile(rb"<(?:rss|feed|rdf:rdf)\b", re.IGNORECASE)
 
 
 def is_feed(body: bytes) -> bool:
-    """Whether *body* looks like an RSS or Atom feed."""
-    head = body[:2048].lower()
-    return b"<rss" in head or (b"<feed" in head and b"atom" in head) or b"<rdf:rdf" in head
+    """Whether *body* is an RSS, Atom or RDF feed: its root element (after the XML declaration,
+    comments and a doctype) is ``rss``, ``feed`` or ``rdf:RDF``. A page that merely mentions
+    ``<rss`` (a script template in its head) is not."""
+    head = body[:8192].lstrip(b"\xef\xbb\xbf")
+    position = 0
+    while True:
+        match = _PROLOG.match(head, position)
+        if match is None or match.end() == position:
+            break
+        position = match.end()
+    return _FEED_ROOT.match(head, position) is not None
 
 
 def feed_to_text(body: bytes) -> tuple[str | None, str] | None:

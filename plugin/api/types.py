@@ -6,7 +6,7 @@ capabilities, the search filters it honours, its fetch modes and summary languag
 needs a key and which environment variable may supply it, its options class); the tools never
 probe a provider object. Its ``factory`` builds a :class:`Provider` from a
 :class:`ProviderConfig`; the provider turns normalized requests into normalized responses and
-raises :class:`~pi_web_tools.errors.ProviderError` on failure.
+raises :class:`~pi_web_tools.api.errors.ProviderError` on failure.
 
 Import the names from ``pi_web_tools`` (``from pi_web_tools import ProviderType, ...``).
 This module is cheap to import (attrs only): tools quote its constants at start-up.
@@ -317,9 +317,9 @@ class Provider(Protocol):
     """A configured provider. It implements the method of each capability its type declares.
 
     Every method gets the call's :class:`~pi_hostspec.ToolContext` as *ctx*: pass it to
-    :meth:`HttpClient.request_json <pi_web_tools.http.HttpClient.request_json>` (which stops
+    :meth:`HttpClient.request_json <pi_web_tools.api.http_client.HttpClient.request_json>` (which stops
     when the call is cancelled), or check ``ctx.cancelled`` between steps of your own. Raise
-    :class:`~pi_web_tools.errors.ProviderError` with a one-line message on failure.
+    :class:`~pi_web_tools.api.errors.ProviderError` with a one-line message on failure.
     """
 
     name: str
@@ -463,7 +463,7 @@ def list_field(value: Any) -> list:
 def one_line(text: str, limit: int = 300) -> str:
     """*text* on one line, at most *limit* characters (an ellipsis marks a cut); known keys are
     redacted first, so a key cut in two cannot show in part."""
-    from .secrets import redact_secrets
+    from .redaction import redact_secrets
 
     text = " ".join(redact_secrets(text).split())
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"

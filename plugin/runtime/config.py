@@ -6,7 +6,7 @@ The shape is seed 002's, shared with pi's TypeScript extensions::
 
 Validation runs in explicit steps (file, JSON, top level, each entry, that type's options) so
 every problem names the file, the field and what to write instead. Unknown keys are warnings.
-Everything provider-specific comes from the :class:`~pi_web_tools.api.ProviderType` objects
+Everything provider-specific comes from the :class:`~pi_web_tools.api.types.ProviderType` objects
 the caller passes in: which types exist, their options, and which of them a key in the
 environment configures implicitly.
 """
@@ -28,10 +28,10 @@ import attrs
 from attrs import frozen
 from pi_hostspec.schema import describe
 
-from . import secrets
-from .api import OptionValueError, ProviderConfig, ProviderType, option_key, options_fields
+from ..api import redaction
+from ..api.types import OptionValueError, ProviderConfig, ProviderType, option_key, options_fields
 from .cache import DEFAULT_TTL_SECONDS, CacheSettings
-from .errors import ConfigError
+from ..api.errors import ConfigError
 
 __all__ = [
     "AGENT_DIR_ENV",
@@ -759,7 +759,7 @@ def load_config(types: Mapping[str, ProviderType], path: Path | None = None) -> 
     """
     path = path or config_path()
     env_names = sorted({t.api_key_env for t in types.values() if t.api_key_env})
-    secrets.watch_env(env_names)
+    redaction.watch_env(env_names)
     env_keys = tuple(os.environ.get(name, "") for name in env_names)
     try:
         info = path.stat()
@@ -792,7 +792,7 @@ def load_config(types: Mapping[str, ProviderType], path: Path | None = None) -> 
         added = ([warning] if warning else []) + trust
         if added:
             config = attrs.evolve(config, warnings=config.warnings + tuple(added))
-    secrets.remember(p.api_key for p in config.providers)
+    redaction.remember(p.api_key for p in config.providers)
     with _cache_lock:
         _cache[str(path)] = (stamp, config)
     return config

@@ -1,4 +1,4 @@
-"""Bounded extraction: :func:`pi_web_tools.content.extract_html` run in worker processes that a
+"""Bounded extraction: :func:`pi_web_tools.pages.content.extract_html` run in worker processes that a
 deadline, a cancellation and a memory limit can stop, whatever extractor sits inside.
 
 :func:`extract_html` here takes the same arguments and returns the same tuple as the content
@@ -10,7 +10,7 @@ the next pages) with an address-space limit of :data:`WORKER_MEMORY_BYTES`; at m
 :data:`MAX_WORKERS` run at once per process, so extraction never holds more than
 ``MAX_WORKERS * WORKER_MEMORY_BYTES``. A worker still busy at the call's deadline (less the time
 the fallback needs), or when the call is cancelled, is killed (SIGKILL) and replaced on next use;
-the page then falls back to its whole-page text (:func:`pi_web_tools.content.html_to_text`,
+the page then falls back to its whole-page text (:func:`pi_web_tools.pages.content.html_to_text`,
 linear time, of its first :data:`FALLBACK_CHARS` characters).
 
 A worker also bounds itself: its CPU-time limit is raised to each task's time budget (plus a
@@ -59,7 +59,7 @@ _MEMORY_ENV = "PI_WEB_WORKER_MEMORY"
 _BOOTSTRAP = (
     "import os, sys; sys.path[:0] = [p for p in os.environ.get("
     f"{_PATH_ENV!r}, '').split(os.pathsep) if p]; "
-    "from pi_web_tools.workers import worker_main; worker_main()"
+    "from pi_web_tools.pages.workers import worker_main; worker_main()"
 )
 
 
@@ -303,34 +303,61 @@ def extract_html(
     """``content.extract_html(page, url)`` in a bounded worker; raises ``InterruptedError`` when
     *cancel* is set. Past the monotonic *deadline* (less the time the fallback needs), or when
     the worker runs out of memory or dies, the page's whole text is returned with a note."""
-    from . import content
+    return convert_bounded(
+        {"kind": "html", "text": page, "url": url},
+        fallback=lambda reason: _fallback(page, f"main-content extraction {reason}"),
+        deadline=deadline,
+        cancel=cancel,
+        pending=min(len(page), FALLBACK_CHARS),
+    )
+
+
+def convert_bounded(
+    request: dict,
+    *,
+    fallback: Callable[[str], tuple],
+    deadline: float | None = None,
+    cancel: threading.Event | None = None,
+    pending: int = 0,
+) -> tuple:
+    """:func:`pi_web_tools.pages.convert.convert` of *request* in a bounded worker: the result
+    tuple ``(title, text, notes, links)``. Raises ``InterruptedError`` when *cancel* is set.
+    Past the monotonic *deadline*, or when the worker runs out of memory or dies,
+    ``fallback(reason)`` is the result (*reason* reads after the work's name: "stopped after
+    2.0 s (timeoutSeconds)"); *pending* is how many characters that fallback must still
+    convert, kept free of the deadline."""
+    from .convert import convert
 
     pool = None if IN_PROCESS else _get_pool()
     if pool is None:
-        return tuple(content.extract_html(page, url))
+        return tuple(convert(request))
     if deadline is None:
         deadline = time.monotonic() + 30.0
     global _pending
     with _pending_lock:
-        _pending += min(len(page), FALLBACK_CHARS)
+        _pending += pending
     try:
-        return _extract(pool, page, url, deadline, cancel)
+        return _run(pool, request, deadline, cancel, fallback)
     finally:
         with _pending_lock:
-            _pending -= min(len(page), FALLBACK_CHARS)
+            _pending -= pending
 
 
 _pending_lock = threading.Lock()
-_pending = 0  # characters the pages being extracted now would fall back to, in this process
+_pending = 0  # characters the pages being converted now would fall back to, in this process
 
 
-def _extract(
-    pool: _Pool, page: str, url: str | None, deadline: float, cancel: threading.Event | None
+def _run(
+    pool: _Pool,
+    request: dict,
+    deadline: float,
+    cancel: threading.Event | None,
+    fallback: Callable[[str], tuple],
 ) -> tuple:
-    from . import content
+    from .convert import convert
 
     def limit() -> float:
-        # The fallback text of every page being extracted now (linear, about 0.1 s per MB, one
+        # The fallback text of every page being converted now (linear, about 0.1 s per MB, one
         # at a time) must still fit before the deadline: re-read as pages come and go.
         return deadline - 0.05 - _pending / 10_000_000
 
@@ -338,13 +365,13 @@ def _extract(
     try:
         worker = pool.acquire(limit, cancel)
     except TimeoutError:
-        return _fallback(page, "main-content extraction had no time left (timeoutSeconds)")
-    except OSError:  # the worker could not start at all: extract here, unbounded, as before
+        return fallback("had no time left (timeoutSeconds)")
+    except OSError:  # the worker could not start at all: convert here, unbounded, as before
         pool.broken = True
-        return tuple(content.extract_html(page, url))
+        return tuple(convert(request))
     budget = max(0.0, limit() - time.monotonic())
     try:
-        answer = worker.run({"page": page, "url": url, "seconds": budget}, limit, cancel)
+        answer = worker.run({**request, "seconds": budget}, limit, cancel)
     except InterruptedError:
         worker.kill()
         pool.release(None)
@@ -353,16 +380,17 @@ def _extract(
         worker.kill()
         pool.release(None)
         spent = time.monotonic() - started
-        return _fallback(
-            page, f"main-content extraction stopped after {spent:.1f} s (timeoutSeconds)"
-        )
+        return fallback(f"stopped after {spent:.1f} s (timeoutSeconds)")
     except _WorkerGone:
         worker.kill()
         pool.release(None)
-        if not worker.served and worker.process.returncode not in (None, -9):
-            pool.broken = True  # it never served a page: this interpreter cannot run workers
-            return tuple(content.extract_html(page, url))
-        return _fallback(page, "main-content extraction failed (the worker stopped)")
+        code = worker.process.returncode
+        if not worker.served and code is not None and code > 0:
+            # It exited on its own before serving anything (not killed by a signal, as a
+            # document that crashes its parser is): this interpreter cannot run workers.
+            pool.broken = True
+            return tuple(convert(request))
+        return fallback("failed (the worker stopped)")
     worker.tasks += 1
     worker.served = True
     if "error" in answer:
@@ -370,13 +398,13 @@ def _extract(
             worker.kill()
             pool.release(None)
             size = WORKER_MEMORY_BYTES // (1024 * 1024)
-            return _fallback(page, f"main-content extraction ran out of memory ({size} MB)")
+            return fallback(f"ran out of memory ({size} MB)")
         pool.release(worker)
-        return _fallback(page, "main-content extraction failed")
+        return fallback("failed")
     pool.release(worker)
     result = answer.get("result")
     if not isinstance(result, list) or len(result) < 3:
-        return _fallback(page, "main-content extraction failed")
+        return fallback("failed")
     return tuple(_valid(item) for item in result)
 
 
@@ -420,10 +448,10 @@ def worker_main() -> None:
     answers = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # stray prints never reach the protocol
     logging.disable(logging.CRITICAL)
-    from pi_web_tools.content import extract_html
+    from pi_web_tools.pages.convert import convert
 
     try:
-        extract_html("<html><body><p>warm</p></body></html>", None)  # import the extractor now
+        convert({"kind": "html", "text": "<html><body><p>warm</p></body></html>"})  # imports
     except Exception:  # noqa: BLE001 - a real page will say what is wrong
         pass
     soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
@@ -443,7 +471,7 @@ def worker_main() -> None:
             cpu = int(spent + float(request.get("seconds") or 0) + 2)
             if hard == resource.RLIM_INFINITY or cpu < hard:
                 resource.setrlimit(resource.RLIMIT_CPU, (cpu, hard))
-            answer = {"result": list(extract_html(request["page"], request.get("url")))}
+            answer = {"result": convert(request)}
         except MemoryError:
             answer, exit_after = {"error": "memory"}, True
         except Exception as exc:  # noqa: BLE001 - reported to the parent, which falls back

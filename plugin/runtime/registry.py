@@ -2,7 +2,7 @@
 
 Nothing here knows a provider by name: what a type offers, whether a key in the environment
 configures it, and which keyless type serves a capability when nothing configured can, are all
-fields its :class:`~pi_web_tools.api.ProviderType` declares.
+fields its :class:`~pi_web_tools.api.types.ProviderType` declares.
 """
 
 from __future__ import annotations
@@ -14,10 +14,11 @@ from typing import Any
 import pluggy
 from attrs import evolve, frozen
 
-from . import hookspecs, secrets
-from .api import ProviderConfig, ProviderType, check_response
+from ..api import hookspecs
+from ..api import redaction
+from ..api.types import ProviderConfig, ProviderType, check_response
 from .config import Config, config_path, env_provider, example_config, load_config
-from .errors import ConfigError, ProviderError
+from ..api.errors import ConfigError, ProviderError
 
 __all__ = [
     "Selection",
@@ -71,7 +72,7 @@ def collect_provider_types(pm: pluggy.PluginManager) -> dict[str, ProviderType]:
 
         impl.function(register=register)
     ordered = sorted(found.values(), key=lambda t: (t.precedence, t.name))
-    secrets.watch_env(t.api_key_env for t in ordered)
+    redaction.watch_env(t.api_key_env for t in ordered)
     return {t.name: t for t in ordered}
 
 
@@ -163,8 +164,10 @@ class Selection:
     config: Config
 
     def call(self, capability: str, request: Any, ctx: Any) -> Any:
-        """Run *capability* on the provider and check what it returns; a provider that
-        returns the wrong thing is a :class:`ProviderError` naming it."""
+        """Run *capability* on the provider, check what it returns, and remove every known key
+        from the answer and from a failure's message: the one place where provider text enters
+        the product, before anything windows, budgets, caches, titles or logs it. A provider
+        that returns the wrong thing is a :class:`ProviderError` naming it."""
         method = getattr(self.provider, capability, None)
         if not callable(method):
             raise ProviderError(
@@ -173,11 +176,16 @@ class Selection:
                 provider=self.entry.name,
             )
         try:
-            return check_response(self.entry.name, capability, method(request, ctx))
+            answer = check_response(self.entry.name, capability, method(request, ctx))
         except TypeError as exc:
             if "returned" not in str(exc):
                 raise
             raise ProviderError(str(exc), provider=self.entry.name) from None
+        except ProviderError as exc:
+            exc.message = redaction.redact_secrets(exc.message)
+            exc.args = (exc.message,)
+            raise
+        return redaction.redact_value(answer)
 
 
 def _ignored(exc: ConfigError) -> Config:

@@ -2,8 +2,8 @@
 a deadline or a cancellation interrupts, capped bodies, and :class:`HttpClient` for JSON APIs
 (error messages with the status, the API's own words and never the key).
 
-Retries follow a :class:`~pi_web_tools.retry.RetryPolicy` through the one loop in
-:mod:`pi_web_tools.retry`: 429, 502, 503, 504 and broken or refused connections are retried
+Retries follow a :class:`~pi_web_tools.api.retry.RetryPolicy` through the one loop in
+:mod:`pi_web_tools.api.retry`: 429, 502, 503, 504 and broken or refused connections are retried
 (at most twice by default), never 400/401/402/403.
 """
 
@@ -24,7 +24,7 @@ from pi_hostspec.truncate import format_size
 from . import retry as retry_module
 from .errors import ProviderError
 from .retry import Retryable, RetryPolicy, parse_retry_after, with_retries
-from .secrets import redact, redact_secrets
+from .redaction import redact, redact_secrets, redact_value
 from .version import __version__
 
 __all__ = [
@@ -72,18 +72,13 @@ def error_snippet(body: str, limit: int = 200, secrets: Iterable[str | None] = (
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _valid_json(value: Any) -> Any:
-    """Parsed JSON with lone surrogates (``"\\ud800"`` is valid JSON) replaced in every
-    string, so no text taken from an API can crash a host that writes it."""
-    from pi_hostspec.sanitize import valid_unicode
+def _clean_json(value: Any, secrets: Iterable[str | None] = ()) -> Any:
+    """Parsed JSON as it enters the product: lone surrogates (``"\\ud800"`` is valid JSON)
+    replaced in every string, so no text taken from an API can crash a host that writes it,
+    and every known key (and *secrets*) removed before a provider can cut, title or log it."""
+    from pi_hostspec.sanitize import map_strings, valid_unicode
 
-    if isinstance(value, str):
-        return valid_unicode(value)
-    if isinstance(value, dict):
-        return {valid_unicode(key): _valid_json(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_valid_json(item) for item in value]
-    return value
+    return redact_value(map_strings(valid_unicode, value, keys=True), secrets)
 
 
 def network_error_message(exc: BaseException) -> str:
@@ -358,7 +353,7 @@ class HttpClient:
         ``(message, code)`` pair, or ``None``.
     :param error_headers: turns an error response's status and headers (a case-insensitive
         mapping) into words added to the message (a rate limit's quotas), or ``None``.
-    :param retry: the :class:`~pi_web_tools.retry.RetryPolicy` (default: 2 retries of
+    :param retry: the :class:`~pi_web_tools.api.retry.RetryPolicy` (default: 2 retries of
         429/502/503/504 and broken connections).
     """
 
@@ -526,7 +521,7 @@ class HttpClient:
         if not body.strip():
             raise self.error(f"the API returned an empty body (HTTP {status})", status=status)
         try:
-            data = _valid_json(json.loads(body))
+            data = _clean_json(json.loads(body), self.secrets)
         except (ValueError, RecursionError):
             kind = response.headers.get("Content-Type", "unknown content type")
             raise self.error(
@@ -543,7 +538,7 @@ class HttpClient:
         api_message = None
         code = None
         try:
-            parsed = json.loads(text) if text.strip() else None
+            parsed = _clean_json(json.loads(text), self.secrets) if text.strip() else None
         except (ValueError, RecursionError):
             parsed = None
         if parsed is not None and self.error_text is not None:

@@ -20,7 +20,7 @@ from typing import Any
 
 from attrs import field, frozen
 
-from .secrets import redact_secrets
+from ..api.redaction import redact_value
 
 __all__ = [
     "DEFAULT_MAX_MEGABYTES",
@@ -132,13 +132,7 @@ def make_key(tool: str, provider_type: str, options: Any, request: Any) -> str:
 
 def _clean(value: Any) -> Any:
     """*value* (JSON-like) with every known key redacted from its strings."""
-    if isinstance(value, str):
-        return redact_secrets(value)
-    if isinstance(value, dict):
-        return {k: _clean(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_clean(v) for v in value]
-    return value
+    return redact_value(value)
 
 
 def get(settings: CacheSettings, tool: str, key: str) -> Hit | None:

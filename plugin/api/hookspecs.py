@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:
-    from .api import ProviderType
+    from .types import ProviderType
 
 PROJECT = "pi_web_tools"
 ENTRY_POINT_GROUP = "pi_web_tools.providers"

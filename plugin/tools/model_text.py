@@ -12,9 +12,9 @@ from collections.abc import Sequence
 
 from pi_hostspec import clip, strip_control
 
-from .api import FetchedPage, SearchHit, SearchResponse
+from ..api.types import FetchedPage, SearchHit, SearchResponse
 from .budget import clip_to, utf8_length
-from .secrets import redact_secrets
+from ..api.redaction import redact_secrets
 
 __all__ = [
     "continuation",

@@ -8,7 +8,7 @@ _TOOLS = {"search": "web_search", "fetch": "web_fetch", "summarize": "summarize"
 
 
 def _coverage(config, types, env_provider) -> list[str]:
-    from .config import TOOL_DEFAULT_KEYS
+    from ..runtime.config import TOOL_DEFAULT_KEYS
 
     """One line per tool that no configured provider serves by default: a warning when the
     tool will fail, a note when a built-in fallback or an on-request provider is involved."""
@@ -59,11 +59,11 @@ def _coverage(config, types, env_provider) -> list[str]:
 
 def config_report() -> tuple[str, bool]:
     """The report's text and whether the config is usable."""
-    from .api import option_key, options_fields
-    from .config import config_path, env_provider, example_config, load_config
-    from .errors import ConfigError
-    from .registry import provider_types
-    from .secrets import redact_secrets
+    from ..api.types import option_key, options_fields
+    from ..runtime.config import config_path, env_provider, example_config, load_config
+    from ..api.errors import ConfigError
+    from ..runtime.registry import provider_types
+    from ..api.redaction import redact_secrets
 
     path = config_path()
     lines = [f"Config file: {path}"]

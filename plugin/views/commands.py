@@ -64,7 +64,7 @@ def _summarize(options: argparse.Namespace, cli: Any) -> int:
 
 
 def _config(options: argparse.Namespace, cli: Any) -> int:
-    from .report import config_report
+    from .config_report import config_report
 
     text, ok = config_report()
     cli.print(text)
@@ -78,9 +78,9 @@ def _cache_arguments(parser: argparse.ArgumentParser) -> None:
 def _cache(options: argparse.Namespace, cli: Any) -> int:
     from pi_hostspec.truncate import format_size
 
-    from . import cache
-    from .errors import ConfigError
-    from .registry import current_config
+    from ..runtime import cache
+    from ..api.errors import ConfigError
+    from ..runtime.registry import current_config
 
     try:
         settings = current_config().cache

@@ -1,0 +1,73 @@
+"""The provider API: every name a provider plugin imports, in one list.
+
+``pi_web_tools`` re-exports exactly these names (``from pi_web_tools import ProviderType, ...``).
+Names load on first access (PEP 562), so a host that imports the plugin pays for none of them;
+the modules behind them are this folder's: ``types`` (capabilities, options, requests, responses,
+:class:`ProviderType`), ``errors``, ``http_client`` (:class:`HttpClient`), ``retry``,
+``redaction``, ``netguard``, ``html_text`` and ``hookspecs``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+#: Each public name and the module of this folder that defines it.
+HOME = {
+    "hookimpl": "hookspecs",
+    "CAPABILITIES": "types",
+    "DEFAULT_TEXT_MAX_CHARACTERS": "types",
+    "FETCH": "types",
+    "SEARCH": "types",
+    "SEARCH_FILTERS": "types",
+    "SUMMARIZE": "types",
+    "ApiOptions": "types",
+    "CommonOptions": "types",
+    "FetchRequest": "types",
+    "FetchResponse": "types",
+    "FetchedPage": "types",
+    "OptionValueError": "types",
+    "Provider": "types",
+    "ProviderConfig": "types",
+    "ProviderType": "types",
+    "SearchHit": "types",
+    "SearchRequest": "types",
+    "SearchResponse": "types",
+    "SummarizeRequest": "types",
+    "SummaryResponse": "types",
+    "at_least": "types",
+    "between": "types",
+    "check_response": "types",
+    "http_url": "types",
+    "list_field": "types",
+    "number_field": "types",
+    "one_line": "types",
+    "one_of": "types",
+    "option": "types",
+    "option_key": "types",
+    "options_fields": "types",
+    "positive": "types",
+    "text_field": "types",
+    "url_key": "types",
+    "html_to_text": "html_text",
+    "ConfigError": "errors",
+    "ProviderError": "errors",
+    "HttpClient": "http_client",
+    "run_interruptible": "http_client",
+    "RetryPolicy": "retry",
+}
+
+__all__ = sorted(HOME)
+
+
+def __getattr__(name: str) -> Any:
+    module = HOME.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -1,0 +1,126 @@
+"""Pages: fetched bytes to text, through one bounded pipeline.
+
+:func:`read` is the one entry point. It decides what a body is (HTML, PDF, JSON, a feed,
+plain text; by its signature and root element as much as by its ``Content-Type``), and every
+conversion that parses runs in a bounded worker process (:mod:`.workers`): a memory limit per
+worker, the call's deadline and its cancellation. A hostile document costs its URL a note and
+a fallback (the whole-page text, the JSON or feed as it came, an empty PDF); the process, the
+other URLs of the call and other clients' calls go on. Plain text is only decoded (linear).
+
+The modules: ``charsets`` and ``content`` (decoding, kinds, app shells), ``extraction`` (main
+content of HTML), ``documents`` (PDF, JSON, feeds), ``convert`` (what a worker runs),
+``workers`` (the bounded processes).
+"""
+
+from __future__ import annotations
+
+import threading
+
+from attrs import frozen
+
+from .content import content_kind
+
+__all__ = ["PageText", "Unreadable", "content_kind", "prewarm", "read"]
+
+
+@frozen(kw_only=True)
+class PageText:
+    """A body read as text: its title, text, notes for the model, links (text, URL), and why
+    another fetcher may do better (``escalate``: ``"app shell"``, ``"no text"``)."""
+
+    title: str | None = None
+    text: str = ""
+    notes: tuple[str, ...] = ()
+    links: tuple[tuple[str, str], ...] = ()
+    escalate: str | None = None
+
+
+class Unreadable(ValueError):
+    """The body is not something :func:`read` can turn into text; the message says why."""
+
+
+def prewarm() -> None:
+    """Start a bounded worker in the background if none is up (cheap when one is), so its
+    start-up overlaps a download."""
+    from . import workers
+
+    workers.prewarm()
+
+
+_NO_TEXT_LAYER = "the PDF has no text layer"
+
+
+def read(
+    body: bytes,
+    *,
+    kind: str,
+    content_type: str = "",
+    url: str | None = None,
+    deadline: float | None = None,
+    cancel: threading.Event | None = None,
+) -> PageText:
+    """*body* as text. *kind* is what the ``Content-Type`` promised
+    (:func:`~.content.content_kind`: ``html``, ``pdf``, ``json``, ``feed``, ``text`` or
+    ``sniff``); *url* is the page's final URL (links are made absolute against it).
+
+    Raises :class:`Unreadable` for a body that is not text, ``InterruptedError`` when *cancel*
+    is set. Past *deadline* (monotonic), a conversion falls back with a note.
+    """
+    from . import workers
+    from .content import APP_SHELL_NOTE, decode_body, sniff_kind
+    from .convert import encode_body
+    from .documents import is_feed, is_pdf
+
+    if is_pdf(body):  # also when the server called it HTML or a generic binary
+        kind = "pdf"
+    elif kind == "sniff":
+        kind = sniff_kind(body)
+        if kind is None:
+            raise Unreadable("unsupported content type (none given, and the body is not text)")
+    elif kind in ("text", "html") and is_feed(body):
+        kind = "feed"
+    bounds = {"deadline": deadline, "cancel": cancel}
+
+    if kind == "pdf":
+        title, text, notes, links = workers.convert_bounded(
+            {**encode_body("pdf", body), "url": url},
+            fallback=lambda reason: (None, "", [f"the PDF could not be read: reading it {reason}"], []),
+            **bounds,
+        )
+        no_text = not text and any(_NO_TEXT_LAYER in note for note in notes)
+        return _page(title, text, notes, links, "no text" if no_text else None)
+
+    text = decode_body(body, content_type)
+    if kind == "feed":
+        result = workers.convert_bounded(
+            {**encode_body("feed", body), "url": url, "content_type": content_type},
+            fallback=lambda reason: (
+                None,
+                text,
+                [f"the feed could not be read as a feed (reading it {reason}); showing its source"],
+                [],
+            ),
+            **bounds,
+        )
+        return _page(*result)
+    if kind == "json":
+        result = workers.convert_bounded(
+            {"kind": "json", "text": text, "url": url},
+            fallback=lambda reason: (None, text, [f"JSON shown as it came: re-indenting it {reason}"], []),
+            **bounds,
+        )
+        return _page(*result)
+    if kind == "html":
+        title, text, notes, links = workers.extract_html(text, url, **bounds)
+        return _page(title, text, notes, links, "app shell" if APP_SHELL_NOTE in notes else None)
+    return PageText(text=text)
+
+
+def _page(title, text, notes, links, escalate=None) -> PageText:  # noqa: ANN001 - a worker's answer
+    return PageText(
+        title=title or None,
+        text=text or "",
+        notes=tuple(str(note) for note in notes),
+        links=tuple((str(label), str(link)) for label, link in links),
+        escalate=escalate,
+    )
