@@ -49,9 +49,7 @@ def reset() -> None:
     """Forget the loaded config, open providers, loaded provider types and the open answer cache
     (call it before and after each test that changes the config file, the environment, the
     types or ``XDG_CACHE_HOME``)."""
-    from .runtime import cache
-    from .runtime import config
-    from .runtime import registry
+    from .runtime import cache, config, registry
 
     config.clear_cache()
     registry.set_provider_types(None)
@@ -67,8 +65,7 @@ def provider_types(*extra: Any, builtins: bool = True) -> Iterator[dict[str, Pro
     types (entry points) are kept beside them; a type given here replaces an installed one of
     the same name (so a plugin's own tests can pass its type whether it is installed or not).
     """
-    from .runtime import config
-    from .runtime import registry
+    from .runtime import config, registry
 
     plugins = [item for item in extra if not isinstance(item, ProviderType)]
     pm = registry.get_provider_manager(load_entrypoints=builtins, plugins=plugins)

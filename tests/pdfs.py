@@ -104,3 +104,21 @@ def make_xobject_bomb(levels: int = 8, fanout: int = 10) -> bytes:
             + b"endstream"
         )
     return _pdf(objects)
+
+
+def make_flate_text_bomb(operators: int = 2_000_000) -> bytes:
+    """A PDF whose one page is a Flate-compressed stream of *operators* text-showing
+    operators: small on the wire, very large once PDFium lays the text out."""
+    import zlib
+
+    content = b"BT /F1 1 Tf " + b"(ab) Tj " * operators + b"ET\n"
+    packed = zlib.compress(content, 9)
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+        b"/Resources << /Font << /F1 5 0 R >> >> >>",
+        b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(packed) + packed + b"\nendstream",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    ]
+    return _pdf(objects)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 
 import pytest
-from pi_web_tools.runtime.config import config_path
 from pi_web_tools.api.errors import ConfigError
+from pi_web_tools.runtime.config import config_path
 from pi_web_tools.runtime.registry import current_config as load_config
 
 from .conftest import SECRET

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from pi_web_tools.api.types import FetchedPage, SearchHit, SearchResponse
 from pi_web_tools.api.errors import ProviderError
+from pi_web_tools.api.types import FetchedPage, SearchHit, SearchResponse
 from pi_web_tools.tools.model_text import (
     continuation,
     format_hit,

@@ -5,9 +5,9 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-from pi_web_tools.runtime import registry
-from pi_web_tools.api.types import ProviderType, SearchRequest
 from pi_web_tools.api.errors import ConfigError
+from pi_web_tools.api.types import ApiKey, Fetch, ProviderType, Search, SearchRequest
+from pi_web_tools.runtime import registry
 from pi_web_tools.runtime.registry import get_provider, provider_types, resolve_provider
 
 from .conftest import SECRET
@@ -28,7 +28,7 @@ def test_third_party_provider_type_through_entry_point(tmp_path, monkeypatch, wr
     (tmp_path / "acme_search.py").write_text(
         textwrap.dedent(
             """
-            from pi_web_tools import ProviderType, SearchHit, SearchResponse, hookimpl
+            from pi_web_tools import ProviderType, Search, SearchHit, SearchResponse, hookimpl
 
             class Acme:
                 def __init__(self, config):
@@ -38,7 +38,7 @@ def test_third_party_provider_type_through_entry_point(tmp_path, monkeypatch, wr
 
             @hookimpl
             def register_provider_types(register):
-                register(ProviderType(name="acme", capabilities={"search"}, factory=Acme, needs_api_key=False))
+                register(ProviderType(name="acme", factory=Acme, search=Search()))
             """
         )
     )
@@ -67,7 +67,7 @@ def test_duplicate_provider_type_is_an_error():
     class One:
         @hookspecs.hookimpl
         def register_provider_types(self, register):
-            register(ProviderType(name="dup", capabilities={"search"}, factory=object))
+            register(ProviderType(name="dup", factory=object, search=Search(), key=ApiKey()))
 
     pm = pluggy.PluginManager(hookspecs.PROJECT)
     pm.add_hookspecs(hookspecs)
@@ -77,10 +77,24 @@ def test_duplicate_provider_type_is_an_error():
         registry.collect_provider_types(pm)
 
 
-def test_unknown_capability_rejected():
-    """A provider type cannot claim a capability no tool knows."""
-    with pytest.raises(ValueError, match="unknown capabilities"):
-        ProviderType(name="x", capabilities={"translate"}, factory=object)
+def test_a_type_without_capabilities_or_with_unknown_facts_is_rejected():
+    """A provider type must describe at least one capability, and only filters and modes the
+    tools know."""
+    with pytest.raises(ValueError, match="no capabilities"):
+        ProviderType(name="x", factory=object, key=ApiKey())
+    with pytest.raises(ValueError, match="unknown search filters"):
+        Search(filters={"language"})
+    with pytest.raises(ValueError, match="unknown fetch modes"):
+        Fetch(modes={"screenshot"})
+
+
+def test_what_a_type_says_of_a_capability_cannot_disagree_with_having_it():
+    """A fetch-only type has no search filters or summary languages to get wrong: its
+    capabilities are the ones it describes."""
+    kind = ProviderType(name="f", factory=object, fetch=Fetch(modes={"text", "summary"}))
+    assert kind.capabilities == {"fetch"}
+    assert kind.search_filters == frozenset() and kind.summary_languages is None
+    assert kind.fetch_modes == {"text", "summary"} and not kind.needs_api_key
 
 
 def _two(write_config, default="exa"):
@@ -223,7 +237,9 @@ def test_a_provider_returning_the_wrong_type_is_a_clean_error_naming_it(host, wr
             return {"hits": []}
 
     sloppy = ProviderType(
-        name="sloppy", capabilities={"search"}, factory=Sloppy, needs_api_key=False
+        name="sloppy",
+        factory=Sloppy,
+        search=Search(),
     )
     with testing.provider_types(sloppy):
         write_config({"providers": [{"name": "mine", "type": "sloppy"}]})

@@ -5,8 +5,11 @@ from __future__ import annotations
 import pytest
 from attrs import frozen
 from pi_web_tools import (
+    ApiKey,
     CommonOptions,
+    Fetch,
     ProviderType,
+    Search,
     SearchHit,
     SearchResponse,
     between,
@@ -38,10 +41,9 @@ class EchoProvider:
 
 ECHO = ProviderType(
     name="echo",
-    capabilities={"search"},
     factory=EchoProvider,
     options_class=EchoOptions,
-    needs_api_key=False,
+    search=Search(),
 )
 
 
@@ -59,7 +61,9 @@ def test_contract_check_lists_every_problem():
         def __init__(self, config):
             self.name = config.name
 
-    broken = ProviderType(name="broken", capabilities={"search", "fetch"}, factory=Broken)
+    broken = ProviderType(
+        name="broken", factory=Broken, search=Search(), fetch=Fetch(), key=ApiKey()
+    )
     with pytest.raises(ValueError, match="options.timeoutSeconds: expected a number"):
         testing.check_provider_type(broken, options={"timeoutSeconds": "soon"})
     with pytest.raises(AssertionError) as info:

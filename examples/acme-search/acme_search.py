@@ -6,11 +6,13 @@ from pathlib import Path
 
 from attrs import frozen
 from pi_web_tools import (
+    ApiKey,
     ApiOptions,
     CommonOptions,
     HttpClient,
     ProviderError,
     ProviderType,
+    Search,
     SearchHit,
     SearchResponse,
     between,
@@ -101,20 +103,17 @@ class DocsProvider:
 ACME = ProviderType(
     name="acme",
     label="Acme Search",
-    capabilities={"search"},
     factory=AcmeProvider,
     options_class=AcmeOptions,
-    api_key_env="ACME_API_KEY",
-    default_search_limit=5,
-    key_url="https://acme.example/keys",
+    search=Search(default_limit=5),
+    key=ApiKey(env="ACME_API_KEY", url="https://acme.example/keys"),
 )
 DOCS = ProviderType(
     name="acme-docs",
     label="Acme local docs",
-    capabilities={"search"},
     factory=DocsProvider,
     options_class=DocsOptions,
-    needs_api_key=False,
+    search=Search(),
 )
 
 

@@ -23,8 +23,8 @@ from pi_hostspec.truncate import format_size
 
 from . import retry as retry_module
 from .errors import ProviderError
-from .retry import Retryable, RetryPolicy, parse_retry_after, with_retries
 from .redaction import redact, redact_secrets, redact_value
+from .retry import Retryable, RetryPolicy, parse_retry_after, with_retries
 from .version import __version__
 
 __all__ = [

@@ -34,11 +34,18 @@ __all__ = [
     "FetchRequest",
     "FetchResponse",
     "FetchedPage",
+    "ApiKey",
+    "Fetch",
+    "FetchProvider",
     "OptionValueError",
     "Provider",
     "ProviderConfig",
     "ProviderType",
+    "Search",
     "SearchHit",
+    "SearchProvider",
+    "Summarize",
+    "SummarizeProvider",
     "SearchRequest",
     "SearchResponse",
     "SummarizeRequest",
@@ -314,51 +321,127 @@ _RESPONSES = {SEARCH: SearchResponse, FETCH: FetchResponse, SUMMARIZE: SummaryRe
 
 @runtime_checkable
 class Provider(Protocol):
-    """A configured provider. It implements the method of each capability its type declares.
+    """A configured provider: it has a ``name`` and implements the method of each capability
+    its type declares (:class:`SearchProvider`, :class:`FetchProvider`,
+    :class:`SummarizeProvider`); a ``close()`` method, when it has one, releases sessions and
+    pooled connections (called when the config entry changes).
 
     Every method gets the call's :class:`~pi_hostspec.ToolContext` as *ctx*: pass it to
-    :meth:`HttpClient.request_json <pi_web_tools.api.http_client.HttpClient.request_json>` (which stops
-    when the call is cancelled), or check ``ctx.cancelled`` between steps of your own. Raise
-    :class:`~pi_web_tools.api.errors.ProviderError` with a one-line message on failure.
+    :meth:`HttpClient.request_json <pi_web_tools.api.http_client.HttpClient.request_json>`
+    (which stops when the call is cancelled), or check ``ctx.cancelled`` between steps of your
+    own. Raise :class:`~pi_web_tools.api.errors.ProviderError` with a one-line message on
+    failure.
     """
 
     name: str
 
+
+@runtime_checkable
+class SearchProvider(Provider, Protocol):
+    """A provider of capability ``search``."""
+
     def search(self, request: SearchRequest, ctx: Any) -> SearchResponse:
-        """Run one query (capability ``search``)."""
+        """Run one query."""
+
+
+@runtime_checkable
+class FetchProvider(Provider, Protocol):
+    """A provider of capability ``fetch``."""
 
     def fetch(self, request: FetchRequest, ctx: Any) -> FetchResponse:
-        """Fetch every URL of the request (capability ``fetch``); a URL that fails is a page
-        with ``ok=False`` and ``error``, not an exception."""
+        """Fetch every URL of the request; a URL that fails is a page with ``ok=False`` and
+        ``error``, not an exception."""
+
+
+@runtime_checkable
+class SummarizeProvider(Provider, Protocol):
+    """A provider of capability ``summarize``."""
 
     def summarize(self, request: SummarizeRequest, ctx: Any) -> SummaryResponse:
-        """Summarize one URL (capability ``summarize``)."""
-
-    def close(self) -> None:
-        """Release sessions and pooled connections (called when the config entry changes)."""
+        """Summarize one URL."""
 
 
 # --- provider types ---------------------------------------------------------------------------
 
 
-def _capabilities(value: Any) -> frozenset:
+def _names(value: Any) -> frozenset:
     return frozenset(value)
+
+
+def _check_names(kind: str, known: tuple) -> Callable[[Any, Any, Any], None]:
+    def check(_instance: Any, _attribute: Any, value: frozenset) -> None:
+        unknown = value - set(known)
+        if unknown:
+            raise ValueError(f"unknown {kind} {sorted(unknown)} (known: {', '.join(known)})")
+
+    return check
+
+
+@frozen(kw_only=True)
+class Search:
+    """What a type's ``search`` offers: the ``web_search`` filters it honours (see
+    :data:`SEARCH_FILTERS`) and its results per query when the call and options give none."""
+
+    filters: frozenset = field(
+        default=frozenset(), converter=_names, validator=_check_names("search filters", SEARCH_FILTERS)
+    )
+    default_limit: int | None = None
+
+
+@frozen(kw_only=True)
+class Fetch:
+    """What ``web_fetch`` can ask of a type: ``text``, ``highlights``, ``summary``."""
+
+    modes: frozenset = field(
+        default=frozenset({"text"}),
+        converter=_names,
+        validator=_check_names("fetch modes", ("text", "highlights", "summary")),
+    )
+
+
+@frozen(kw_only=True)
+class Summarize:
+    """What a type's summarizer accepts: ``target_language`` codes (``None``: any) and
+    ``engine`` values (``None``: it takes no engine)."""
+
+    languages: tuple[str, ...] | None = None
+    engines: tuple[str, ...] | None = None
+
+
+@frozen(kw_only=True)
+class ApiKey:
+    """How a keyed type gets its key: an environment variable that may supply it when the
+    config entry has none (``env``); whether that variable alone, with no config file,
+    configures one provider (``env_implies_provider``: how ``KAGI_API_KEY`` works); the flat
+    key other pi extensions store it under in the shared ``web-search.json``
+    (``shared_file_key``: ``"exaApiKey"``); where a user gets one (``url``, shown by
+    ``pi-web config``)."""
+
+    env: str | None = None
+    env_implies_provider: bool = False
+    shared_file_key: str | None = None
+    url: str | None = None
+
+    def __attrs_post_init__(self) -> None:
+        if self.env_implies_provider and not self.env:
+            raise ValueError("env_implies_provider needs env")
 
 
 @frozen(kw_only=True)
 class ProviderType:
     """A kind of provider that ``web-search.json`` can name in ``type``, and what it offers.
 
+    The capabilities are the ones it describes: ``search``, ``fetch`` and ``summarize`` take a
+    :class:`Search`, :class:`Fetch` or :class:`Summarize` (``Search()`` for defaults), so what
+    it says of a capability cannot disagree with whether it has it.
+
     :param name: the ``type`` value in the config file.
-    :param factory: builds a :class:`Provider` from a :class:`ProviderConfig`.
-    :param capabilities: any of ``search``, ``fetch``, ``summarize``.
+    :param factory: builds a provider (:class:`SearchProvider` and so on) from a
+        :class:`ProviderConfig`.
     :param label: the service's name in messages (``"Kagi"``); default: *name*.
     :param options_class: an attrs class of :func:`option` fields (default :class:`CommonOptions`;
         use :class:`ApiOptions` or a subclass for ``baseUrl``).
-    :param needs_api_key: ``False`` for a keyless type.
-    :param api_key_env: an environment variable that may supply the key when the entry has none.
-    :param env_key_implies_provider: with no config file, a set *api_key_env* alone configures
-        one provider of this type (how ``KAGI_API_KEY`` works).
+    :param key: an :class:`ApiKey` for a type that needs a key; ``None`` for a keyless type.
     :param fallback_for: capabilities this keyless type serves when no configured provider can
         (``direct`` serves ``fetch``).
     :param on_request: capabilities a configured provider of this type serves only when asked
@@ -366,15 +449,7 @@ class ProviderType:
         (``defaultFetchProvider`` for ``fetch``); never as the ``defaultProvider`` or as the
         first provider able. Kagi declares ``fetch``: Kagi Extract costs credit and reads https
         only, so a Kagi user's ``web_fetch`` keeps the keyless fetcher unless they choose it.
-    :param shared_file_key: the flat key other pi extensions store this service's key under in
-        the shared ``web-search.json`` (``"exaApiKey"``).
     :param precedence: order among implicit providers (flat keys, environment): lower first.
-    :param search_filters: the ``web_search`` filters it honours (see :data:`SEARCH_FILTERS`).
-    :param fetch_modes: what ``web_fetch`` can ask of it: ``text``, ``highlights``, ``summary``.
-    :param summary_languages: the ``target_language`` codes it accepts (``None``: any).
-    :param summary_engines: the ``engine`` values it accepts (``None``: it takes no engine).
-    :param default_search_limit: results per query when the call and options give none.
-    :param key_url: where a user gets a key, for messages and ``pi-web config``.
     :param setup_hint: for a type that is never chosen on its own (an opt-in keyless one), one
         sentence saying how to turn it on; the "nothing configured" message and ``pi-web config``
         quote it.
@@ -382,55 +457,93 @@ class ProviderType:
 
     name: str = field(validator=attrs.validators.matches_re(r"^[a-z][a-z0-9_-]{0,39}$"))
     factory: Callable[[ProviderConfig], Any] = field(repr=False)
-    capabilities: frozenset = field(converter=_capabilities)
     label: str = ""
     options_class: type = CommonOptions
-    needs_api_key: bool = True
-    api_key_env: str | None = None
-    env_key_implies_provider: bool = False
-    fallback_for: frozenset = field(default=frozenset(), converter=_capabilities)
-    on_request: frozenset = field(default=frozenset(), converter=_capabilities)
-    shared_file_key: str | None = None
+    search: Search | None = None
+    fetch: Fetch | None = None
+    summarize: Summarize | None = None
+    key: ApiKey | None = None
+    fallback_for: frozenset = field(default=frozenset(), converter=_names)
+    on_request: frozenset = field(default=frozenset(), converter=_names)
     precedence: int = 100
-    search_filters: frozenset = field(default=frozenset(), converter=_capabilities)
-    fetch_modes: frozenset = field(default=frozenset({"text"}), converter=_capabilities)
-    summary_languages: tuple[str, ...] | None = None
-    summary_engines: tuple[str, ...] | None = None
-    default_search_limit: int | None = None
-    key_url: str | None = None
     setup_hint: str | None = None
     plugin_name: str | None = None
 
     def __attrs_post_init__(self) -> None:
         problems = []
-        unknown = self.capabilities - set(CAPABILITIES)
-        if unknown:
-            problems.append(f"unknown capabilities {sorted(unknown)} (known: {CAPABILITIES})")
         if not self.capabilities:
-            problems.append("no capabilities")
+            problems.append("no capabilities (give search=, fetch= or summarize=)")
         if self.fallback_for - self.capabilities:
             problems.append("fallback_for names capabilities it does not have")
         if self.on_request - self.capabilities:
             problems.append("on_request names capabilities it does not have")
         if self.fallback_for and self.needs_api_key:
-            problems.append("fallback_for is for keyless types (needs_api_key=False)")
-        bad_filters = self.search_filters - set(SEARCH_FILTERS)
-        if bad_filters:
-            problems.append(f"unknown search_filters {sorted(bad_filters)}")
-        bad_modes = self.fetch_modes - {"text", "highlights", "summary"}
-        if bad_modes:
-            problems.append(f"unknown fetch_modes {sorted(bad_modes)}")
-        if self.env_key_implies_provider and not self.api_key_env:
-            problems.append("env_key_implies_provider needs api_key_env")
+            problems.append("fallback_for is for keyless types (key=None)")
+        for name, spec in (("search", Search), ("fetch", Fetch), ("summarize", Summarize)):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, spec):
+                problems.append(f"{name} must be a {spec.__name__}(...) or None")
+        if self.key is not None and not isinstance(self.key, ApiKey):
+            problems.append("key must be an ApiKey(...) or None")
         if not (attrs.has(self.options_class) and issubclass(self.options_class, CommonOptions)):
             problems.append("options_class must be an attrs subclass of CommonOptions")
         if problems:
             raise ValueError(f"provider type {self.name!r}: " + "; ".join(problems))
 
     @property
+    def capabilities(self) -> frozenset:
+        """The capabilities it has: those it describes."""
+        return frozenset(name for name in CAPABILITIES if getattr(self, name) is not None)
+
+    @property
     def display_name(self) -> str:
         """The service's name for messages."""
         return self.label or self.name
+
+    @property
+    def needs_api_key(self) -> bool:
+        """Whether a provider of this type needs a key."""
+        return self.key is not None
+
+    @property
+    def api_key_env(self) -> str | None:
+        """The environment variable that may supply its key."""
+        return self.key.env if self.key else None
+
+    @property
+    def env_key_implies_provider(self) -> bool:
+        """Whether that variable alone configures a provider."""
+        return bool(self.key and self.key.env_implies_provider)
+
+    @property
+    def shared_file_key(self) -> str | None:
+        """Its key's flat name in the shared file."""
+        return self.key.shared_file_key if self.key else None
+
+    @property
+    def search_filters(self) -> frozenset:
+        """The ``web_search`` filters it honours (none without ``search``)."""
+        return self.search.filters if self.search else frozenset()
+
+    @property
+    def default_search_limit(self) -> int | None:
+        """Results per query when the call and options give none."""
+        return self.search.default_limit if self.search else None
+
+    @property
+    def fetch_modes(self) -> frozenset:
+        """What ``web_fetch`` can ask of it (none without ``fetch``)."""
+        return self.fetch.modes if self.fetch else frozenset()
+
+    @property
+    def summary_languages(self) -> tuple[str, ...] | None:
+        """The ``target_language`` codes it accepts (``None``: any)."""
+        return self.summarize.languages if self.summarize else None
+
+    @property
+    def summary_engines(self) -> tuple[str, ...] | None:
+        """The ``engine`` values it accepts (``None``: none)."""
+        return self.summarize.engines if self.summarize else None
 
     def can(self, capability: str) -> bool:
         """Whether providers of this type serve *capability*."""

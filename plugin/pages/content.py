@@ -104,8 +104,8 @@ def extract_html(
     page's text with a note when extraction finds nearly nothing."""
     import trafilatura  # noqa: F401 - its loggers must exist before the filter is attached
 
-    from . import extraction
     from ..api.redaction import install_log_filter
+    from . import extraction
 
     install_log_filter()  # trafilatura logs the page URL, which may carry a key
     found = extraction.extract(page, url)

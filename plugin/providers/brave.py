@@ -10,9 +10,13 @@ from typing import Any
 
 from attrs import frozen
 
+from ..api.hookspecs import hookimpl
+from ..api.http_client import HttpClient
 from ..api.types import (
+    ApiKey,
     ApiOptions,
     ProviderType,
+    Search,
     SearchHit,
     SearchRequest,
     SearchResponse,
@@ -21,8 +25,6 @@ from ..api.types import (
     one_of,
     option,
 )
-from ..api.hookspecs import hookimpl
-from ..api.http_client import HttpClient
 
 __all__ = ["BraveOptions", "BraveProvider", "brave_error_text", "brave_rate_limit_text"]
 
@@ -259,21 +261,24 @@ def _create(config: Any) -> BraveProvider:
 BRAVE = ProviderType(
     name="brave",
     label="Brave",
-    capabilities={"search"},
     factory=_create,
     options_class=BraveOptions,
-    api_key_env="BRAVE_API_KEY",
-    env_key_implies_provider=True,
-    shared_file_key="braveApiKey",
     precedence=30,
-    search_filters={
-        "include_domains",
-        "exclude_domains",
-        "start_published_date",
-        "end_published_date",
-    },
-    default_search_limit=DEFAULT_LIMIT,
-    key_url="https://api-dashboard.search.brave.com/app/keys",
+    search=Search(
+        filters={
+            "include_domains",
+            "exclude_domains",
+            "start_published_date",
+            "end_published_date",
+        },
+        default_limit=DEFAULT_LIMIT,
+    ),
+    key=ApiKey(
+        env="BRAVE_API_KEY",
+        env_implies_provider=True,
+        shared_file_key="braveApiKey",
+        url="https://api-dashboard.search.brave.com/app/keys",
+    ),
 )
 
 

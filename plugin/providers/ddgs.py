@@ -16,9 +16,13 @@ from typing import Any
 
 from attrs import frozen
 
+from ..api.errors import ProviderError
+from ..api.hookspecs import hookimpl
+from ..api.http_client import run_interruptible
 from ..api.types import (
     CommonOptions,
     ProviderType,
+    Search,
     SearchHit,
     SearchRequest,
     SearchResponse,
@@ -26,9 +30,6 @@ from ..api.types import (
     one_of,
     option,
 )
-from ..api.errors import ProviderError
-from ..api.hookspecs import hookimpl
-from ..api.http_client import run_interruptible
 
 __all__ = ["DEFAULT_BACKENDS", "DdgsOptions", "DdgsProvider", "INSTALL"]
 
@@ -80,7 +81,9 @@ def _library() -> tuple[Any, Any, Any]:
 
 def _one_line(text: Any, limit: int = 160) -> str:
     """The first line of *text*, shortened (a library message may hold a whole traceback)."""
-    from ..api.redaction import redact_secrets  # before the cut: a key cut in two would show in part
+    from ..api.redaction import (
+        redact_secrets,
+    )  # before the cut: a key cut in two would show in part
 
     lines = redact_secrets(str(text)).strip().splitlines()
     text = " ".join(lines[0].split()) if lines else ""
@@ -235,16 +238,11 @@ def _create(config: Any) -> DdgsProvider:
 DDGS = ProviderType(
     name="ddgs",
     label="ddgs (keyless)",
-    capabilities={"search"},
     factory=_create,
     options_class=DdgsOptions,
-    needs_api_key=False,
-    search_filters={"include_domains", "exclude_domains"},
-    default_search_limit=DEFAULT_LIMIT,
-    setup_hint=(
-        'To search without a key, add {"name": "free", "type": "ddgs"} to "providers" and run: '
-        f"{INSTALL} (free, but the search engines it reads rate-limit it)."
-    ),
+    setup_hint='To search without a key, add {"name": "free", "type": "ddgs"} to "providers" and run: '
+    f"{INSTALL} (free, but the search engines it reads rate-limit it).",
+    search=Search(filters={"include_domains", "exclude_domains"}, default_limit=DEFAULT_LIMIT),
 )
 
 

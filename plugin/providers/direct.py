@@ -20,15 +20,6 @@ from attrs import frozen
 from pi_hostspec.truncate import format_size
 
 from ..api import retry as retry_module
-from ..api.types import (
-    CommonOptions,
-    FetchedPage,
-    FetchRequest,
-    FetchResponse,
-    ProviderType,
-    at_least,
-    option,
-)
 from ..api.hookspecs import hookimpl
 from ..api.http_client import (
     is_retryable,
@@ -47,6 +38,16 @@ from ..api.netguard import (
     request_target,
 )
 from ..api.retry import Retryable, RetryPolicy, with_retries
+from ..api.types import (
+    CommonOptions,
+    Fetch,
+    FetchedPage,
+    FetchRequest,
+    FetchResponse,
+    ProviderType,
+    at_least,
+    option,
+)
 
 __all__ = ["DirectOptions", "DirectProvider"]
 
@@ -357,12 +358,10 @@ def _create(config: Any) -> DirectProvider:
 DIRECT = ProviderType(
     name="direct",
     label="Direct fetch",
-    capabilities={"fetch"},
     factory=_create,
     options_class=DirectOptions,
-    needs_api_key=False,
     fallback_for={"fetch"},
-    fetch_modes={"text"},
+    fetch=Fetch(modes={"text"}),
 )
 
 

@@ -12,15 +12,21 @@ from typing import Any
 import attrs
 from attrs import frozen
 
+from ..api.hookspecs import hookimpl
+from ..api.http_client import HttpClient
 from ..api.types import (
+    ApiKey,
     ApiOptions,
+    Fetch,
     FetchedPage,
     FetchRequest,
     FetchResponse,
     ProviderType,
+    Search,
     SearchHit,
     SearchRequest,
     SearchResponse,
+    Summarize,
     SummarizeRequest,
     SummaryResponse,
     at_least,
@@ -33,8 +39,6 @@ from ..api.types import (
     text_field,
     url_key,
 )
-from ..api.hookspecs import hookimpl
-from ..api.http_client import HttpClient
 
 __all__ = ["ExaOptions", "ExaProvider", "LANGUAGE_NAMES", "exa_error_text", "exa_messages"]
 
@@ -358,23 +362,22 @@ def _create(config: Any) -> ExaProvider:
 EXA = ProviderType(
     name="exa",
     label="Exa",
-    capabilities={"search", "fetch", "summarize"},
     factory=_create,
     options_class=ExaOptions,
-    shared_file_key="exaApiKey",
     precedence=20,
-    search_filters={
-        "include_domains",
-        "exclude_domains",
-        "start_published_date",
-        "end_published_date",
-        "category",
-    },
-    fetch_modes={"text", "highlights", "summary"},
-    summary_languages=tuple(LANGUAGE_NAMES),
-    summary_engines=None,
-    default_search_limit=DEFAULT_LIMIT,
-    key_url="https://dashboard.exa.ai/api-keys",
+    search=Search(
+        filters={
+            "include_domains",
+            "exclude_domains",
+            "start_published_date",
+            "end_published_date",
+            "category",
+        },
+        default_limit=DEFAULT_LIMIT,
+    ),
+    fetch=Fetch(modes={"text", "highlights", "summary"}),
+    summarize=Summarize(languages=tuple(LANGUAGE_NAMES)),
+    key=ApiKey(shared_file_key="exaApiKey", url="https://dashboard.exa.ai/api-keys"),
 )
 
 

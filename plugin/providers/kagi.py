@@ -23,15 +23,22 @@ from urllib.parse import urlsplit
 
 from attrs import frozen
 
+from ..api.errors import ProviderError
+from ..api.hookspecs import hookimpl
+from ..api.http_client import HttpClient
 from ..api.types import (
+    ApiKey,
     ApiOptions,
+    Fetch,
     FetchedPage,
     FetchRequest,
     FetchResponse,
     ProviderType,
+    Search,
     SearchHit,
     SearchRequest,
     SearchResponse,
+    Summarize,
     SummarizeRequest,
     SummaryResponse,
     between,
@@ -40,9 +47,6 @@ from ..api.types import (
     option,
     url_key,
 )
-from ..api.errors import ProviderError
-from ..api.hookspecs import hookimpl
-from ..api.http_client import HttpClient
 
 __all__ = [
     "KagiOptions",
@@ -535,24 +539,27 @@ def _create(config: Any) -> KagiProvider:
 KAGI = ProviderType(
     name="kagi",
     label="Kagi",
-    capabilities={"search", "fetch", "summarize"},
     on_request={"fetch"},
     factory=_create,
     options_class=KagiOptions,
-    api_key_env="KAGI_API_KEY",
-    env_key_implies_provider=True,
-    shared_file_key="kagiApiKey",
     precedence=10,
-    search_filters={
-        "include_domains",
-        "exclude_domains",
-        "start_published_date",
-        "end_published_date",
-    },
-    summary_languages=tuple(SUMMARY_LANGUAGES),
-    summary_engines=("cecil", "agnes"),
-    default_search_limit=DEFAULT_LIMIT,
-    key_url="https://kagi.com/settings/api",
+    search=Search(
+        filters={
+            "include_domains",
+            "exclude_domains",
+            "start_published_date",
+            "end_published_date",
+        },
+        default_limit=DEFAULT_LIMIT,
+    ),
+    fetch=Fetch(),
+    summarize=Summarize(languages=tuple(SUMMARY_LANGUAGES), engines=("cecil", "agnes")),
+    key=ApiKey(
+        env="KAGI_API_KEY",
+        env_implies_provider=True,
+        shared_file_key="kagiApiKey",
+        url="https://kagi.com/settings/api",
+    ),
 )
 
 

@@ -8,13 +8,19 @@ from typing import Any
 
 from attrs import frozen
 
+from ..api.errors import ProviderError
+from ..api.hookspecs import hookimpl
+from ..api.http_client import HttpClient
 from ..api.types import (
     DEFAULT_TEXT_MAX_CHARACTERS,
+    ApiKey,
     ApiOptions,
+    Fetch,
     FetchedPage,
     FetchRequest,
     FetchResponse,
     ProviderType,
+    Search,
     SearchHit,
     SearchRequest,
     SearchResponse,
@@ -27,9 +33,6 @@ from ..api.types import (
     text_field,
     url_key,
 )
-from ..api.errors import ProviderError
-from ..api.hookspecs import hookimpl
-from ..api.http_client import HttpClient
 
 __all__ = ["TavilyOptions", "TavilyProvider", "tavily_error_text"]
 
@@ -241,21 +244,25 @@ def _create(config: Any) -> TavilyProvider:
 TAVILY = ProviderType(
     name="tavily",
     label="Tavily",
-    capabilities={"search", "fetch"},
     factory=_create,
     options_class=TavilyOptions,
-    api_key_env="TAVILY_API_KEY",
-    env_key_implies_provider=True,
-    shared_file_key="tavilyApiKey",
     precedence=40,
-    search_filters={
-        "include_domains",
-        "exclude_domains",
-        "start_published_date",
-        "end_published_date",
-    },
-    default_search_limit=DEFAULT_LIMIT,
-    key_url="https://app.tavily.com/home",
+    search=Search(
+        filters={
+            "include_domains",
+            "exclude_domains",
+            "start_published_date",
+            "end_published_date",
+        },
+        default_limit=DEFAULT_LIMIT,
+    ),
+    fetch=Fetch(),
+    key=ApiKey(
+        env="TAVILY_API_KEY",
+        env_implies_provider=True,
+        shared_file_key="tavilyApiKey",
+        url="https://app.tavily.com/home",
+    ),
 )
 
 

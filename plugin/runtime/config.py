@@ -29,9 +29,9 @@ from attrs import frozen
 from pi_hostspec.schema import describe
 
 from ..api import redaction
+from ..api.errors import ConfigError
 from ..api.types import OptionValueError, ProviderConfig, ProviderType, option_key, options_fields
 from .cache import DEFAULT_TTL_SECONDS, CacheSettings
-from ..api.errors import ConfigError
 
 __all__ = [
     "AGENT_DIR_ENV",

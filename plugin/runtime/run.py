@@ -14,10 +14,12 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
+from ..api.defaults import TOOL_FOR
+
 __all__ = ["TOOL_OF", "decode", "fetch", "search", "summarize"]
 
 #: The tool that serves each capability (its name keys the cache's time-to-live).
-TOOL_OF = {"search": "web_search", "fetch": "web_fetch", "summarize": "summarize"}
+TOOL_OF = TOOL_FOR
 
 T = TypeVar("T")
 

@@ -1,8 +1,8 @@
 """Model-facing text: numbered search results, fetched page sections, failure lines.
 
-Everything that came from the web passes :func:`pi_hostspec.strip_control` here, and no
-configured API key survives (a key can come back in a URL or a page that echoes it): the text is
-redacted before a tool truncates it, so the full-output temp file holds no key either.
+
+
+
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from collections.abc import Sequence
 
 from pi_hostspec import clip, strip_control
 
+from ..api.redaction import redact_secrets
 from ..api.types import FetchedPage, SearchHit, SearchResponse
 from .budget import clip_to, utf8_length
-from ..api.redaction import redact_secrets
 
 __all__ = [
     "continuation",
@@ -29,8 +29,9 @@ __all__ = [
 
 
 def _one_line(text: str | None) -> str:
-    """*text* on one line, known keys redacted (before any caller shortens it)."""
-    return " ".join(strip_control(redact_secrets(text or "")).split())
+    """*text* on one line, without control characters (provider text arrives with keys already
+    removed, so a caller may shorten it)."""
+    return " ".join(strip_control(text or "").split())
 
 
 def _date(value: str | None) -> str:

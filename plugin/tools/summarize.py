@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 from pi_hostspec.limits import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES
 from pi_hostspec.types import ToolContext, ToolError, ToolResult
 
@@ -59,10 +58,9 @@ def execute(args: dict, ctx: ToolContext) -> ToolResult:
     """Validate the URL and language, ask the provider, return its output verbatim."""
     from pi_hostspec import strip_control, truncate_output
 
+    from ..api.errors import ProviderError
     from ..api.types import SummarizeRequest
     from ..runtime import run
-    from ..api.errors import ProviderError
-    from ..api.redaction import redact_secrets
     from .common import check_engine, resolve
 
     url = check_url(args["url"])
@@ -95,7 +93,7 @@ def execute(args: dict, ctx: ToolContext) -> ToolResult:
     details["tokens"] = response.tokens
     if age is not None:
         details["cache"] = {"hit": True, "ageSeconds": round(age, 1)}
-    output = truncate_output(redact_secrets(strip_control(response.output)), prefix="pi-summarize")
+    output = truncate_output(strip_control(response.output), prefix="pi-summarize")
     details.update(output.details())
     if config.warnings:
         details["warnings"] = list(config.warnings)

@@ -292,11 +292,9 @@ def _details(
 def _page_facts(page: Any, age: float | None, span: tuple[int, int] | None) -> dict:
     from pi_hostspec import clip, strip_control
 
-    from ..api.redaction import redact_secrets
-
     facts: dict = {"url": page.url, "status": "ok" if page.ok else "error"}
-    if page.title:  # redacted before it is shortened: a cut key would show in part
-        facts["title"] = clip(strip_control(redact_secrets(page.title)), 200)
+    if page.title:  # keys were removed where the page entered (Selection.call)
+        facts["title"] = clip(strip_control(page.title), 200)
     if page.final_url and page.final_url != page.url:
         facts["finalUrl"] = page.final_url
     if page.content_type:
@@ -306,7 +304,7 @@ def _page_facts(page: Any, age: float | None, span: tuple[int, int] | None) -> d
     if page.code:
         facts["code"] = page.code
     if page.error:
-        facts["error"] = clip(strip_control(redact_secrets(page.error)), 300)
+        facts["error"] = clip(strip_control(page.error), 300)
     if page.text is not None:
         facts["characters"] = len(page.text)
         if page.more_text:

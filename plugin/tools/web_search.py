@@ -91,8 +91,8 @@ def execute(args: dict, ctx: ToolContext) -> ToolResult:
 
     from ..api.types import SEARCH_FILTERS, SearchRequest
     from ..runtime import run
-    from .model_text import format_search
     from .common import able_types, resolve, run_all
+    from .model_text import format_search
 
     queries = [q.strip() for q in args["queries"]]
     chosen = resolve("search", args.get("provider"))

@@ -78,8 +78,8 @@ def _cache_arguments(parser: argparse.ArgumentParser) -> None:
 def _cache(options: argparse.Namespace, cli: Any) -> int:
     from pi_hostspec.truncate import format_size
 
-    from ..runtime import cache
     from ..api.errors import ConfigError
+    from ..runtime import cache
     from ..runtime.registry import current_config
 
     try:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 __all__ = ["config_report"]
 
-_TOOLS = {"search": "web_search", "fetch": "web_fetch", "summarize": "summarize"}
+from ..api.defaults import TOOL_FOR as _TOOLS
 
 
 def _coverage(config, types, env_provider) -> list[str]:
@@ -46,7 +46,7 @@ def _coverage(config, types, env_provider) -> list[str]:
             )
         else:
             kinds = ", ".join(
-                t.name
+                t.name + (f" (get a key at {t.key.url})" if t.key.url else "")
                 for t in types.values()
                 if t.serves_by_default(capability) and t.needs_api_key
             )
@@ -59,11 +59,11 @@ def _coverage(config, types, env_provider) -> list[str]:
 
 def config_report() -> tuple[str, bool]:
     """The report's text and whether the config is usable."""
+    from ..api.errors import ConfigError
+    from ..api.redaction import redact_secrets
     from ..api.types import option_key, options_fields
     from ..runtime.config import config_path, env_provider, example_config, load_config
-    from ..api.errors import ConfigError
     from ..runtime.registry import provider_types
-    from ..api.redaction import redact_secrets
 
     path = config_path()
     lines = [f"Config file: {path}"]

@@ -50,8 +50,8 @@ def _redacted(text: str | None) -> str | None:
     """The view with every configured API key replaced (a URL may carry one in its query)."""
     if not text:
         return text
-    from ..runtime.registry import load_secrets
     from ..api.redaction import redact_secrets
+    from ..runtime.registry import load_secrets
 
     load_secrets()
     return redact_secrets(text)

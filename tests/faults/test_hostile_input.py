@@ -14,10 +14,10 @@ import responses
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pi_hostspec import PlainTheme, RenderOptions, ToolResult
-from pi_web_tools.runtime import config as config_mod
-from pi_web_tools.views import human_view as render
 from pi_web_tools.api.errors import ConfigError
 from pi_web_tools.providers.kagi import SUMMARY_LANGUAGES
+from pi_web_tools.runtime import config as config_mod
+from pi_web_tools.views import human_view as render
 
 from ..conftest import SECRET
 
@@ -377,7 +377,12 @@ config_texts = st.one_of(
 @given(text=config_texts)
 def test_any_config_file_loads_or_is_a_config_error(text):
     """Any JSON (or text) as the config: load_config raises only ConfigError, config_report never raises."""
-    from pi_web_tools.runtime.registry import current_config, get_provider, provider_types, resolve_provider
+    from pi_web_tools.runtime.registry import (
+        current_config,
+        get_provider,
+        provider_types,
+        resolve_provider,
+    )
 
     path = config_mod.config_path()
     path.parent.mkdir(parents=True, exist_ok=True)

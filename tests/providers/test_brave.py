@@ -7,8 +7,9 @@ from datetime import datetime, timezone
 import pytest
 import responses
 from pi_web_tools import testing
-from pi_web_tools.api.types import SearchRequest
 from pi_web_tools.api.errors import ProviderError
+from pi_web_tools.api.retry import RetryPolicy
+from pi_web_tools.api.types import SearchRequest
 from pi_web_tools.providers.brave import (
     BRAVE,
     BraveOptions,
@@ -17,7 +18,6 @@ from pi_web_tools.providers.brave import (
     brave_rate_limit_text,
     freshness,
 )
-from pi_web_tools.api.retry import RetryPolicy
 from responses import matchers
 
 KEY = "BSA-test-key-0123456789abcdef"

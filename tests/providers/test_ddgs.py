@@ -11,8 +11,8 @@ from ddgs import ddgs as library
 from ddgs import exceptions
 from pi_hostspec.types import ToolContext
 from pi_web_tools import testing
-from pi_web_tools.api.types import SearchRequest
 from pi_web_tools.api.errors import ProviderError
+from pi_web_tools.api.types import SearchRequest
 from pi_web_tools.providers.ddgs import DDGS, KEYED_HINT, DdgsOptions, DdgsProvider
 
 RESULTS = [

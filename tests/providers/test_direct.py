@@ -8,10 +8,10 @@ import time
 
 import pytest
 from pi_web_tools.api import netguard
+from pi_web_tools.api.retry import RetryPolicy
 from pi_web_tools.api.types import FetchRequest, ProviderConfig
 from pi_web_tools.providers import direct
 from pi_web_tools.providers.direct import DirectOptions, DirectProvider
-from pi_web_tools.api.retry import RetryPolicy
 from pytest_httpserver import HTTPServer
 from werkzeug.wrappers import Response
 
@@ -103,8 +103,7 @@ def test_html_article_becomes_markdown_with_title(server):
 
 def test_html_with_little_main_content_falls_back_to_whole_text(server, monkeypatch):
     """When extraction finds almost nothing, the whole-page text is returned with a note."""
-    from pi_web_tools.pages import extraction
-    from pi_web_tools.pages import workers
+    from pi_web_tools.pages import extraction, workers
 
     monkeypatch.setattr(workers, "IN_PROCESS", True)  # the patch applies in this process only
     monkeypatch.setattr(extraction, "_extract", lambda html, url: extraction.Extraction())

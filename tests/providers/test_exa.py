@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 import responses
-from pi_web_tools.api.types import FetchRequest, ProviderConfig, SearchRequest
 from pi_web_tools.api.errors import ProviderError
-from pi_web_tools.providers.exa import ExaOptions, ExaProvider, exa_error_text
 from pi_web_tools.api.retry import RetryPolicy
+from pi_web_tools.api.types import FetchRequest, ProviderConfig, SearchRequest
+from pi_web_tools.providers.exa import ExaOptions, ExaProvider, exa_error_text
 from responses import matchers
 
 KEY = "exa-test-key-0123456789abcdef"

@@ -6,10 +6,10 @@ import json
 
 import pytest
 import responses
-from pi_web_tools.api.types import SearchRequest, SummarizeRequest
 from pi_web_tools.api.errors import ProviderError
-from pi_web_tools.providers.kagi import KagiOptions, KagiProvider, clean_snippet
 from pi_web_tools.api.retry import RetryPolicy
+from pi_web_tools.api.types import SearchRequest, SummarizeRequest
+from pi_web_tools.providers.kagi import KagiOptions, KagiProvider, clean_snippet
 from responses import matchers
 
 from ..conftest import SECRET

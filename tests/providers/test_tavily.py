@@ -5,15 +5,15 @@ from __future__ import annotations
 import pytest
 import responses
 from pi_web_tools import testing
-from pi_web_tools.api.types import FetchRequest, SearchRequest
 from pi_web_tools.api.errors import ProviderError
+from pi_web_tools.api.retry import RetryPolicy
+from pi_web_tools.api.types import FetchRequest, SearchRequest
 from pi_web_tools.providers.tavily import (
     TAVILY,
     TavilyOptions,
     TavilyProvider,
     tavily_error_text,
 )
-from pi_web_tools.api.retry import RetryPolicy
 from responses import matchers
 
 KEY = "tvly-dev-test0123456789abcdef"
