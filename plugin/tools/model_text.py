@@ -1,8 +1,9 @@
 """Model-facing text: numbered search results, fetched page sections, failure lines.
 
-
-
-
+Everything that came from the web passes :func:`pi_hostspec.strip_control` here. Provider text
+arrives with every known key removed (runtime Selection.call); the assembled text is redacted
+once more before a tool truncates it, for keys the model itself sent (a query, a URL), so the
+full-output temp file holds no key either.
 """
 
 from __future__ import annotations
