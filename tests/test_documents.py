@@ -174,6 +174,7 @@ def _fetch(*args: str) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.slow
 def test_pi_web_fetch_reads_pdfs_whatever_the_server_calls_them(site, write_config):
     write_config({"providers": [DIRECT]})
     proc = _fetch(f"{site.url}/doc.pdf", f"{site.url}/mislabelled", f"{site.url}/download")
@@ -187,6 +188,7 @@ def test_pi_web_fetch_reads_pdfs_whatever_the_server_calls_them(site, write_conf
     assert "[Page 1 of 1]\nDownloaded" in sections[2]
 
 
+@pytest.mark.slow
 def test_an_encrypted_pdf_is_a_note_in_its_section_not_a_failed_call(site, write_config):
     write_config({"providers": [DIRECT]})
     proc = _fetch(f"{site.url}/locked.pdf", f"{site.url}/doc.pdf")
@@ -195,6 +197,7 @@ def test_an_encrypted_pdf_is_a_note_in_its_section_not_a_failed_call(site, write
     assert "Quarterly report" in proc.stdout
 
 
+@pytest.mark.slow
 def test_an_application_shell_says_so_instead_of_an_empty_success(site, write_config):
     write_config({"providers": [DIRECT]})
     proc = _fetch(f"{site.url}/app")
@@ -224,6 +227,7 @@ def exa(site, write_config):
         yield fake
 
 
+@pytest.mark.slow
 def test_an_application_shell_is_retried_through_a_configured_fetcher_and_labelled(site, exa):
     proc = _fetch(f"{site.url}/app")
     assert proc.returncode == 0, proc.stderr
@@ -237,6 +241,7 @@ def test_an_application_shell_is_retried_through_a_configured_fetcher_and_labell
     assert f"Text of {site.url}/app" in again.stdout and len(exa.requests) == 1
 
 
+@pytest.mark.slow
 def test_a_page_refused_to_bots_is_retried_through_a_configured_fetcher(site, exa):
     proc = _fetch(f"{site.url}/guarded", f"{site.url}/doc.pdf")
     assert proc.returncode == 0, proc.stderr
@@ -246,12 +251,14 @@ def test_a_page_refused_to_bots_is_retried_through_a_configured_fetcher(site, ex
     assert SECRET not in proc.stdout + proc.stderr
 
 
+@pytest.mark.slow
 def test_an_explicit_provider_is_never_second_guessed(site, exa):
     proc = _fetch(f"{site.url}/guarded", "--provider", "direct")
     assert proc.returncode == 1 and "HTTP 403 Forbidden" in proc.stdout
     assert exa.requests == []
 
 
+@pytest.mark.slow
 def test_feeds_json_and_links_through_pi_web(site, write_config):
     write_config({"providers": [DIRECT]})
     proc = subprocess.run(

@@ -13,6 +13,8 @@ import pytest
 from .conftest import SECRET
 from .fake_apis import FakeBrave
 
+pytestmark = pytest.mark.slow
+
 PI_WEB = str(Path(sys.executable).parent / "pi-web")
 
 

@@ -9,6 +9,8 @@ from ddgs import ddgs as library
 from ddgs import exceptions
 from pi_hostspec.cli import main
 
+pytestmark = pytest.mark.slow
+
 RESULTS = [
     {"title": "Python 3.14 released", "href": "https://python.example/3.14", "body": "What's new."},
 ]

@@ -14,6 +14,8 @@ import pytest
 from .conftest import SECRET
 from .fake_apis import FakeExa
 
+pytestmark = pytest.mark.slow
+
 PI_WEB = str(Path(sys.executable).parent / "pi-web")
 
 

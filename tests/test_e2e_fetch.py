@@ -7,8 +7,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from .conftest import SECRET
 from .fake_apis import FakeExa
+
+pytestmark = pytest.mark.slow
 
 PI_WEB = str(Path(sys.executable).parent / "pi-web")
 

@@ -14,6 +14,8 @@ import pytest
 from .conftest import SECRET, kagi_config
 from .fake_apis import FakeKagi
 
+pytestmark = pytest.mark.slow
+
 PI_WEB = str(Path(sys.executable).parent / "pi-web")
 
 

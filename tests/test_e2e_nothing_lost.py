@@ -20,6 +20,8 @@ from .fake_apis import FakeKagi
 from .test_llm_bridge import _echo_tool_results, _llm
 from .test_mcp_server import _run, _session, _text
 
+pytestmark = pytest.mark.slow
+
 BIN = Path(sys.executable).parent
 #: 1 MiB of text whose every line says where it is, so a lost or repeated part shows.
 BIG = "".join(f"line {i:06d}: {'abcdefghij' * 5}\n" for i in range(1024 * 1024 // 62 + 1))[

@@ -14,6 +14,8 @@ import pytest
 from .conftest import SECRET
 from .fake_apis import FakeExa, FakeKagi
 
+pytestmark = pytest.mark.slow
+
 PI_WEB = str(Path(sys.executable).parent / "pi-web")
 EXA_KEY = "exa-SENTINEL-0a9b8c7d6e"
 

@@ -15,6 +15,8 @@ import pytest
 
 from .fake_apis import JsonHandler, LoopbackServer
 
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "acme-search"
 KEY = "acme-e2e-key-9f8e7d6c5b4a"

@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 from pi_hostspec import install
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.mark.parametrize(
     ("direct", "expected"),

@@ -14,6 +14,8 @@ from pi_hostspec import Host, Tool, ToolError, ToolResult, get_plugin_manager, h
 from .conftest import SECRET, kagi_config
 from .fake_apis import FakeKagi
 
+pytestmark = pytest.mark.slow
+
 BIN = Path(sys.executable).parent
 LLM = str(BIN / "llm")
 OUR_TOOLS = {"web_search", "web_fetch", "summarize"}

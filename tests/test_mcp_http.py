@@ -28,6 +28,8 @@ from pi_hostspec.mcp_http import HttpOptions, UsageError
 from .conftest import SECRET, kagi_config
 from .fake_apis import FakeKagi
 
+pytestmark = pytest.mark.slow
+
 PI_WEB = str(Path(sys.executable).parent / "pi-web")
 TIMEOUT = 30
 TOKEN = "tok-" + "7" * 28  # 32 characters

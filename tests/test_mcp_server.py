@@ -21,6 +21,8 @@ from mcp.shared.exceptions import MCPError
 from .conftest import SECRET, kagi_config
 from .fake_apis import FakeKagi
 
+pytestmark = pytest.mark.slow
+
 PI_WEB = str(Path(sys.executable).parent / "pi-web")
 TIMEOUT = 30
 PAGE = (

@@ -14,6 +14,8 @@ from pi_hostspec import ToolContext
 
 from .conftest import TIMEOUT, assert_clean_error, assert_in_time, assert_no_secret
 
+pytestmark = pytest.mark.slow
+
 CONFIG = {
     "providers": [
         {

@@ -6,6 +6,8 @@ import pytest
 
 from .cases import DIRECT_FETCH, FAULTS, run_fault
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.mark.parametrize("fault", FAULTS, ids=str)
 def test_direct_fetch_fault(fault, server, tools, write_config, debug_logs):

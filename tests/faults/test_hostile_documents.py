@@ -36,7 +36,11 @@ def _feed_with_many_attributes(count: int = 30_000) -> bytes:
 
 HOSTILE = {
     "/xobjects.pdf": ("application/pdf", make_xobject_bomb(8, 10), "the PDF could not be read"),
-    "/flate.pdf": ("application/pdf", make_flate_text_bomb(10_000_000), "the PDF could not be read"),
+    "/flate.pdf": (
+        "application/pdf",
+        make_flate_text_bomb(10_000_000),
+        "the PDF could not be read",
+    ),
     "/deep.json": (
         "application/json",
         "[" + ",".join(["[" * 900 + "]" * 900] * 250) + "]",

@@ -308,6 +308,7 @@ def test_any_arguments_give_a_clean_result(tool, host, all_providers):
 
 
 @pytest.mark.parametrize("tool", sorted(FIELDS))
+@pytest.mark.slow
 def test_deep_nesting_and_huge_values_give_a_clean_result(tool, host, all_providers):
     """Arguments nested 100,000 deep or 10 MB long are refused cleanly, and rendered without raising."""
     for name in FIELDS[tool]:

@@ -12,6 +12,8 @@ from .cases import DIRECT_FETCH, KAGI_SEARCH, kagi_config
 from .conftest import assert_clean_error, assert_in_time, assert_no_secret
 from .server import Redirect, Reply
 
+pytestmark = pytest.mark.slow
+
 
 def fetch(server, tools, write_config, *replies, timeout: float = 1.0, **args):
     """web_fetch of one loopback page answered by *replies*, through the direct fetcher."""

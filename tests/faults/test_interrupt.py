@@ -15,6 +15,8 @@ import pytest
 
 from .server import Reply
 
+pytestmark = pytest.mark.slow
+
 PI_WEB = str(Path(sys.executable).parent / "pi-web")
 
 

@@ -15,6 +15,8 @@ from ..conftest import SECRET, kagi_config
 from ..pages import PageServer
 from .conftest import log_text, temp_files_text
 
+pytestmark = pytest.mark.slow
+
 PIECE = 8
 
 
@@ -53,7 +55,9 @@ def site():
                 200,
                 "text/html; charset=utf-8",
                 f"<html><head><title>{SECRET} {SECRET}</title></head><body><article>"
-                + "".join(f"<p>Paragraph {n} quotes {SECRET} in running text.</p>" for n in range(60))
+                + "".join(
+                    f"<p>Paragraph {n} quotes {SECRET} in running text.</p>" for n in range(60)
+                )
                 + "</article></body></html>",
             ),
         }
@@ -84,9 +88,7 @@ def test_small_windows_over_a_page_that_holds_the_key_show_no_piece_of_it(
             seen.append(result.text + json.dumps(result.details))
             if "Next: web_fetch" not in result.text:
                 break
-            offset = json.loads(result.text.rsplit("Next: web_fetch ", 1)[1].rstrip("]"))[
-                "offset"
-            ]
+            offset = json.loads(result.text.rsplit("Next: web_fetch ", 1)[1].rstrip("]"))["offset"]
         else:
             pytest.fail("the page never ended")
     # Many pages in one answer: the fair budget cuts every section.

@@ -7,6 +7,8 @@ import pytest
 
 from .server import FaultServer, Reply
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture
 def proxy(monkeypatch):

@@ -23,6 +23,8 @@ from .cases import ok_reply as cases_ok_reply
 from .conftest import assert_clean_error, assert_no_secret
 from .server import Hang, Reply, Trickle
 
+pytestmark = pytest.mark.slow
+
 
 def ok_reply(target):
     return cases_ok_reply(target.family)
