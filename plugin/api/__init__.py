@@ -16,6 +16,8 @@ from typing import Any
 HOME = {
     "hookimpl": "hookspecs",
     "CAPABILITIES": "types",
+    "DATE_FILTERS": "types",
+    "DOMAIN_FILTERS": "types",
     "DEFAULT_TEXT_MAX_CHARACTERS": "types",
     "FETCH": "types",
     "SEARCH": "types",

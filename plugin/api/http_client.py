@@ -81,24 +81,30 @@ def _clean_json(value: Any, secrets: Iterable[str | None] = ()) -> Any:
     return redact_value(map_strings(valid_unicode, value, keys=True), secrets)
 
 
+#: Failures of requests by type, most specific first, and what to tell the user.
+_NETWORK_ERRORS = (
+    (requests.exceptions.ConnectTimeout, "connection timed out"),
+    (requests.exceptions.ReadTimeout, "timed out waiting for the response"),
+    (requests.exceptions.SSLError, "TLS/SSL error (check the certificate or REQUESTS_CA_BUNDLE)"),
+    (requests.exceptions.ProxyError, "could not connect through the proxy"),
+    (requests.exceptions.TooManyRedirects, "too many redirects"),
+    (requests.exceptions.ChunkedEncodingError, "the connection broke while reading the response"),
+    (
+        requests.exceptions.InvalidHeader,
+        "a request header is invalid (check the API key for stray characters)",
+    ),
+    (
+        (requests.exceptions.InvalidURL, requests.exceptions.MissingSchema),
+        "the request URL is invalid (check baseUrl)",
+    ),
+)
+
+
 def network_error_message(exc: BaseException) -> str:
     """A one-line description of a requests / socket failure."""
-    if isinstance(exc, requests.exceptions.ConnectTimeout):
-        return "connection timed out"
-    if isinstance(exc, requests.exceptions.ReadTimeout):
-        return "timed out waiting for the response"
-    if isinstance(exc, requests.exceptions.SSLError):
-        return "TLS/SSL error (check the certificate or REQUESTS_CA_BUNDLE)"
-    if isinstance(exc, requests.exceptions.ProxyError):
-        return "could not connect through the proxy"
-    if isinstance(exc, requests.exceptions.TooManyRedirects):
-        return "too many redirects"
-    if isinstance(exc, requests.exceptions.ChunkedEncodingError):
-        return "the connection broke while reading the response"
-    if isinstance(exc, requests.exceptions.InvalidHeader):
-        return "a request header is invalid (check the API key for stray characters)"
-    if isinstance(exc, (requests.exceptions.InvalidURL, requests.exceptions.MissingSchema)):
-        return "the request URL is invalid (check baseUrl)"
+    for kinds, message in _NETWORK_ERRORS:
+        if isinstance(exc, kinds):
+            return message
     text = str(exc)
     if _oversized_headers(exc):
         return "the server sent oversized or endless response headers"

@@ -24,7 +24,9 @@ from .defaults import DEFAULT_TEXT_MAX_CHARACTERS
 
 __all__ = [
     "CAPABILITIES",
+    "DATE_FILTERS",
     "DEFAULT_TEXT_MAX_CHARACTERS",
+    "DOMAIN_FILTERS",
     "FETCH",
     "SEARCH",
     "SEARCH_FILTERS",
@@ -71,6 +73,9 @@ FETCH = "fetch"
 SUMMARIZE = "summarize"
 CAPABILITIES = (SEARCH, FETCH, SUMMARIZE)
 #: The ``web_search`` filters a provider type may declare in ``search_filters``.
+#: The domain filters of ``web_search``, and its date filters (for :class:`Search`).
+DOMAIN_FILTERS = frozenset({"include_domains", "exclude_domains"})
+DATE_FILTERS = frozenset({"start_published_date", "end_published_date"})
 SEARCH_FILTERS = (
     "include_domains",
     "exclude_domains",
@@ -383,7 +388,9 @@ class Search:
     :data:`SEARCH_FILTERS`) and its results per query when the call and options give none."""
 
     filters: frozenset = field(
-        default=frozenset(), converter=_names, validator=_check_names("search filters", SEARCH_FILTERS)
+        default=frozenset(),
+        converter=_names,
+        validator=_check_names("search filters", SEARCH_FILTERS),
     )
     default_limit: int | None = None
 

@@ -84,7 +84,12 @@ def read(
     if kind == "pdf":
         title, text, notes, links = workers.convert_bounded(
             {**encode_body("pdf", body), "url": url},
-            fallback=lambda reason: (None, "", [f"the PDF could not be read: reading it {reason}"], []),
+            fallback=lambda reason: (
+                None,
+                "",
+                [f"the PDF could not be read: reading it {reason}"],
+                [],
+            ),
             **bounds,
         )
         no_text = not text and any(_NO_TEXT_LAYER in note for note in notes)
@@ -106,7 +111,12 @@ def read(
     if kind == "json":
         result = workers.convert_bounded(
             {"kind": "json", "text": text, "url": url},
-            fallback=lambda reason: (None, text, [f"JSON shown as it came: re-indenting it {reason}"], []),
+            fallback=lambda reason: (
+                None,
+                text,
+                [f"JSON shown as it came: re-indenting it {reason}"],
+                [],
+            ),
             **bounds,
         )
         return _page(*result)

@@ -116,7 +116,9 @@ def pretty_json(text: str) -> tuple[str, list[str]]:
     if len(text) > MAX_JSON_PRETTY:
         return text, []
     try:
-        value = json.loads(text, object_pairs_hook=_pairs, parse_constant=_constant, parse_float=_number)
+        value = json.loads(
+            text, object_pairs_hook=_pairs, parse_constant=_constant, parse_float=_number
+        )
     except _Unfaithful as exc:
         return text, [f"JSON shown as it came: {exc}"]
     except (ValueError, RecursionError):

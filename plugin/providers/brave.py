@@ -13,6 +13,8 @@ from attrs import frozen
 from ..api.hookspecs import hookimpl
 from ..api.http_client import HttpClient
 from ..api.types import (
+    DATE_FILTERS,
+    DOMAIN_FILTERS,
     ApiKey,
     ApiOptions,
     ProviderType,
@@ -265,12 +267,7 @@ BRAVE = ProviderType(
     options_class=BraveOptions,
     precedence=30,
     search=Search(
-        filters={
-            "include_domains",
-            "exclude_domains",
-            "start_published_date",
-            "end_published_date",
-        },
+        filters=DOMAIN_FILTERS | DATE_FILTERS,
         default_limit=DEFAULT_LIMIT,
     ),
     key=ApiKey(

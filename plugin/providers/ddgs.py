@@ -20,6 +20,7 @@ from ..api.errors import ProviderError
 from ..api.hookspecs import hookimpl
 from ..api.http_client import run_interruptible
 from ..api.types import (
+    DOMAIN_FILTERS,
     CommonOptions,
     ProviderType,
     Search,
@@ -242,7 +243,7 @@ DDGS = ProviderType(
     options_class=DdgsOptions,
     setup_hint='To search without a key, add {"name": "free", "type": "ddgs"} to "providers" and run: '
     f"{INSTALL} (free, but the search engines it reads rate-limit it).",
-    search=Search(filters={"include_domains", "exclude_domains"}, default_limit=DEFAULT_LIMIT),
+    search=Search(filters=DOMAIN_FILTERS, default_limit=DEFAULT_LIMIT),
 )
 
 

@@ -15,6 +15,8 @@ from attrs import frozen
 from ..api.hookspecs import hookimpl
 from ..api.http_client import HttpClient
 from ..api.types import (
+    DATE_FILTERS,
+    DOMAIN_FILTERS,
     ApiKey,
     ApiOptions,
     Fetch,
@@ -366,13 +368,7 @@ EXA = ProviderType(
     options_class=ExaOptions,
     precedence=20,
     search=Search(
-        filters={
-            "include_domains",
-            "exclude_domains",
-            "start_published_date",
-            "end_published_date",
-            "category",
-        },
+        filters=DOMAIN_FILTERS | DATE_FILTERS | {"category"},
         default_limit=DEFAULT_LIMIT,
     ),
     fetch=Fetch(modes={"text", "highlights", "summary"}),

@@ -27,6 +27,8 @@ from ..api.errors import ProviderError
 from ..api.hookspecs import hookimpl
 from ..api.http_client import HttpClient
 from ..api.types import (
+    DATE_FILTERS,
+    DOMAIN_FILTERS,
     ApiKey,
     ApiOptions,
     Fetch,
@@ -544,12 +546,7 @@ KAGI = ProviderType(
     options_class=KagiOptions,
     precedence=10,
     search=Search(
-        filters={
-            "include_domains",
-            "exclude_domains",
-            "start_published_date",
-            "end_published_date",
-        },
+        filters=DOMAIN_FILTERS | DATE_FILTERS,
         default_limit=DEFAULT_LIMIT,
     ),
     fetch=Fetch(),

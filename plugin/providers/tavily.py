@@ -12,7 +12,9 @@ from ..api.errors import ProviderError
 from ..api.hookspecs import hookimpl
 from ..api.http_client import HttpClient
 from ..api.types import (
+    DATE_FILTERS,
     DEFAULT_TEXT_MAX_CHARACTERS,
+    DOMAIN_FILTERS,
     ApiKey,
     ApiOptions,
     Fetch,
@@ -248,12 +250,7 @@ TAVILY = ProviderType(
     options_class=TavilyOptions,
     precedence=40,
     search=Search(
-        filters={
-            "include_domains",
-            "exclude_domains",
-            "start_published_date",
-            "end_published_date",
-        },
+        filters=DOMAIN_FILTERS | DATE_FILTERS,
         default_limit=DEFAULT_LIMIT,
     ),
     fetch=Fetch(),

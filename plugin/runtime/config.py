@@ -477,29 +477,29 @@ def _defaults(
     seen: Mapping[str, Any],
 ) -> tuple[str | None, tuple[tuple[str, str], ...]]:
     """``defaultProvider`` and the per-tool defaults, checked against the provider names."""
-    default = raw.get("defaultProvider")
-    if default is not None:
-        if not isinstance(default, str):
-            errors.append(
-                f"defaultProvider: expected a provider name (string), got {describe(default, show=True)}"
-            )
-        elif default not in seen:
-            names = ", ".join(seen) or "none"
-            errors.append(f"defaultProvider: {default!r} is not one of the providers ({names})")
-    tool_defaults = []
-    for capability, key in TOOL_DEFAULT_KEYS.items():
-        value = raw.get(key)
-        if value is None:
-            continue
-        entry = next((p for p in providers if p.name == value), None)
+
+    def names_a_provider(key: str, value: Any) -> bool:
         if not isinstance(value, str):
             errors.append(
                 f"{key}: expected a provider name (string), got {describe(value, show=True)}"
             )
-        elif value not in seen:
+            return False
+        if value not in seen:
             names = ", ".join(seen) or "none"
             errors.append(f"{key}: {value!r} is not one of the providers ({names})")
-        elif entry is not None and not types[entry.type].can(capability):
+            return False
+        return True
+
+    default = raw.get("defaultProvider")
+    if default is not None:
+        names_a_provider("defaultProvider", default)
+    tool_defaults = []
+    for capability, key in TOOL_DEFAULT_KEYS.items():
+        value = raw.get(key)
+        if value is None or not names_a_provider(key, value):
+            continue
+        entry = next((p for p in providers if p.name == value), None)
+        if entry is not None and not types[entry.type].can(capability):
             able = ", ".join(p.name for p in providers if types[p.type].can(capability))
             errors.append(
                 f"{key}: {value!r} (type {entry.type}) cannot {capability}; "

@@ -14,11 +14,10 @@ from typing import Any
 import pluggy
 from attrs import evolve, frozen
 
-from ..api import hookspecs
-from ..api import redaction
+from ..api import hookspecs, redaction
+from ..api.errors import ConfigError, ProviderError
 from ..api.types import ProviderConfig, ProviderType, check_response
 from .config import Config, config_path, env_provider, example_config, load_config
-from ..api.errors import ConfigError, ProviderError
 
 __all__ = [
     "Selection",

@@ -251,4 +251,3 @@ def _climb(
     if not better:
         return pages
     return [better.get(page.url, page) for page in pages]
-

@@ -40,7 +40,6 @@ PROVIDER_PARAMETER = {
 
 
 def web_tool(
-    *,
     name: str,
     label: str,
     description: str,

@@ -39,6 +39,20 @@ def _date(value: str | None) -> str:
     return value[:10] if value and len(value) >= 10 and value[4] == "-" else (value or "")
 
 
+def _facts(
+    published: str | None, author: str | None, score: float | None = None, width: int = 0
+) -> list[str]:
+    """The date / author / score facts of a hit or a page (the author cut at *width*, if any)."""
+    facts = []
+    if published:
+        facts.append(f"Published: {_date(_one_line(published))}")
+    if author:
+        facts.append(f"Author: {clip(_one_line(author), width) if width else _one_line(author)}")
+    if score is not None:
+        facts.append(f"Score: {score:.3f}")
+    return facts
+
+
 def format_hit(number: int, hit: SearchHit, snippet_bytes: int | None = None) -> str:
     """``N. Title\\n   URL\\n   Snippet`` plus an indented line of date / author / score; the
     snippet is cut to *snippet_bytes* (with an ellipsis) when given, and left out at 0."""
@@ -49,13 +63,7 @@ def format_hit(number: int, hit: SearchHit, snippet_bytes: int | None = None) ->
         snippet = f"{cut}…" if snippet_bytes > 3 and cut else ""
     if snippet:
         lines.append(f"   {snippet}")
-    facts = []
-    if hit.published:
-        facts.append(f"Published: {_date(_one_line(hit.published))}")
-    if hit.author:
-        facts.append(f"Author: {_one_line(hit.author)}")
-    if hit.score is not None:
-        facts.append(f"Score: {hit.score:.3f}")
+    facts = _facts(hit.published, hit.author, hit.score)
     if facts:
         lines.append("   " + " · ".join(facts))
     return "\n".join(lines)
@@ -134,11 +142,7 @@ def section_head(index: int, total: int, page: FetchedPage) -> str:
         return "\n".join(lines)
     if page.final_url and page.final_url != page.url:
         lines.append(f"Final URL: {_one_line(page.final_url)}")
-    facts = []
-    if page.published:
-        facts.append(f"Published: {_date(_one_line(page.published))}")
-    if page.author:
-        facts.append(f"Author: {clip(_one_line(page.author), 120)}")
+    facts = _facts(page.published, page.author, width=120)
     if facts:
         lines.append(" · ".join(facts))
     for note in page.notes:

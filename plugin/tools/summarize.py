@@ -100,10 +100,4 @@ def execute(args: dict, ctx: ToolContext) -> ToolResult:
     return ToolResult(content=output.text, details=details)
 
 
-TOOL = web_tool(
-    name=NAME,
-    label=LABEL,
-    description=DESCRIPTION,
-    parameters=PARAMETERS,
-    execute=execute,
-)
+TOOL = web_tool(NAME, LABEL, DESCRIPTION, PARAMETERS, execute)

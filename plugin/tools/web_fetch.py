@@ -318,11 +318,4 @@ def _page_facts(page: Any, age: float | None, span: tuple[int, int] | None) -> d
     return facts
 
 
-TOOL = web_tool(
-    name=NAME,
-    label=LABEL,
-    description=DESCRIPTION,
-    parameters=PARAMETERS,
-    execute=execute,
-    prepare_arguments=prepare_arguments,
-)
+TOOL = web_tool(NAME, LABEL, DESCRIPTION, PARAMETERS, execute, prepare_arguments)

@@ -202,11 +202,4 @@ def _error_text(exc: BaseException) -> str:
     return " ".join(text.split())
 
 
-TOOL = web_tool(
-    name=NAME,
-    label=LABEL,
-    description=DESCRIPTION,
-    parameters=PARAMETERS,
-    execute=execute,
-    prepare_arguments=prepare_arguments,
-)
+TOOL = web_tool(NAME, LABEL, DESCRIPTION, PARAMETERS, execute, prepare_arguments)
