@@ -342,8 +342,8 @@ def test_http_refuses_a_foreign_host_or_origin(agent_dir, kagi):
 
 
 def test_http_slow_call_does_not_delay_others(agent_dir, kagi, pages):
-    """20 clients call at once, one of them a web_fetch of a page that takes 3 s: the other 19
-    finish long before it, and it still succeeds."""
+    """20 clients call at once, one of them a web_fetch of a page that takes 6 s: the other 19
+    finish long before it (in under half that, even on a busy machine), and it still succeeds."""
     done: dict[int, float] = {}
     results = {}
     with serving(agent_dir) as server:
@@ -351,7 +351,7 @@ def test_http_slow_call_does_not_delay_others(agent_dir, kagi, pages):
         async def one(i: int, start: float) -> None:
             async with _session(server.url) as session:
                 if i == 0:
-                    args = ("web_fetch", {"urls": [f"{pages.url}/slow.html"]})
+                    args = ("web_fetch", {"urls": [f"{pages.url}/slow.html?s={2 * SLOW_SECONDS}"]})
                 else:
                     args = ("web_search", {"queries": [f"q{i}"]})
                 results[i] = await session.call_tool(*args)
@@ -366,8 +366,8 @@ def test_http_slow_call_does_not_delay_others(agent_dir, kagi, pages):
         _run(test)
     fast = [done[i] for i in range(1, 20)]
     assert all(not results[i].is_error for i in range(20))
-    assert done[0] >= SLOW_SECONDS
-    assert max(fast) < SLOW_SECONDS / 2, sorted(fast)
+    assert done[0] >= 2 * SLOW_SECONDS
+    assert max(fast) < SLOW_SECONDS, sorted(fast)
 
 
 def test_http_max_calls_bounds_parallel_calls(agent_dir, kagi, pages):
