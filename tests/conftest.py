@@ -72,6 +72,32 @@ def write_config(agent_dir):
     return write
 
 
+@pytest.fixture(scope="session")
+def make_httpserver():
+    """pytest-httpserver's server, the one loopback page server of the tests: on 127.0.0.1,
+    threaded (a slow page must not hold the others of a call)."""
+    from pytest_httpserver import HTTPServer
+
+    server = HTTPServer(host="127.0.0.1", port=0, threaded=True)
+    server.start()
+    yield server
+    server.clear()
+    if server.is_running():
+        server.stop()
+
+
+def serve(httpserver, routes: dict) -> str:
+    """Answer each path of *routes* with its ``(status, content type, body)``; the root URL."""
+    for path, (status, kind, body) in routes.items():
+        httpserver.expect_request(path).respond_with_data(body, status=status, content_type=kind)
+    return httpserver.url_for("").rstrip("/")
+
+
+def hits(httpserver, path: str) -> int:
+    """How many requests *path* received."""
+    return sum(1 for request, _ in httpserver.log if request.path == path)
+
+
 @pytest.fixture
 def host() -> Host:
     """A host with only the web tools plugin, no entry points."""

@@ -7,14 +7,13 @@ import json
 import os
 import subprocess
 import sys
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from pi_web_tools.pages.documents import feed_to_text, is_feed, pdf_to_text, pretty_json
 
-from .conftest import SECRET
+from .conftest import SECRET, serve
 from .fake_apis import FakeExa
 from .pdfs import encrypt_pdf, make_pdf
 
@@ -99,66 +98,36 @@ def test_feeds_become_a_list_of_entries(feed):
         assert title == "Blog" and text.startswith("1. Hello Atom\n   https://ex.test/a")
 
 
-class Site:
-    """A loopback site: PDFs (right and wrong type), an app shell, a bot-refusing page, a feed,
-    JSON and an article with links."""
-
-    ARTICLE = (
-        "<html><head><title>Links page</title></head><body><article><h1>Docs</h1>"
-        "<p>Read the <a href='/guide'>guide</a> and the <a href='https://other.test/api'>API "
-        "reference</a> before you start; this paragraph is long enough to count as content for "
-        "the extractor, which wants a few dozen words of running text before it trusts it.</p>"
-        "<p>A second paragraph adds more words about the documentation so the page is clearly an "
-        "article and not a navigation page of links alone.</p></article></body></html>"
-    )
-
-    def __init__(self):
-        site = self
-        self.hits: dict[str, int] = {}
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def do_GET(self):
-                site.hits[self.path] = site.hits.get(self.path, 0) + 1
-                routes = {
-                    "/doc.pdf": (
-                        200,
-                        "application/pdf",
-                        make_pdf(["Quarterly report", "Page two"]),
-                    ),
-                    "/mislabelled": (200, "text/html", make_pdf(["Sneaky PDF"])),
-                    "/download": (200, "application/octet-stream", make_pdf(["Downloaded"])),
-                    "/locked.pdf": (200, "application/pdf", encrypt_pdf(make_pdf(["x"]))),
-                    "/app": (200, "text/html; charset=utf-8", APP_SHELL.encode()),
-                    "/guarded": (403, "text/html", b"<title>Access denied</title>"),
-                    "/feed": (200, "application/rss+xml", RSS),
-                    "/data.json": (200, "application/json", b'{"ok":true,"items":[1,2]}'),
-                    "/links": (200, "text/html; charset=utf-8", Site.ARTICLE.encode()),
-                }
-                status, kind, body = routes.get(self.path, (404, "text/plain", b"nope"))
-                self.send_response(status)
-                self.send_header("Content-Type", kind)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+ARTICLE = (
+    "<html><head><title>Links page</title></head><body><article><h1>Docs</h1>"
+    "<p>Read the <a href='/guide'>guide</a> and the <a href='https://other.test/api'>API "
+    "reference</a> before you start; this paragraph is long enough to count as content for "
+    "the extractor, which wants a few dozen words of running text before it trusts it.</p>"
+    "<p>A second paragraph adds more words about the documentation so the page is clearly an "
+    "article and not a navigation page of links alone.</p></article></body></html>"
+)
 
 
 @pytest.fixture
-def site():
-    server = Site()
-    yield server
-    server.close()
+def site(httpserver):
+    """A loopback site: PDFs (right and wrong type), an app shell, a bot-refusing page, a feed,
+    JSON and an article with links; ``site.url`` is its root."""
+    routes = {
+        "/doc.pdf": (
+            200,
+            "application/pdf",
+            make_pdf(["Quarterly report", "Page two"]),
+        ),
+        "/mislabelled": (200, "text/html", make_pdf(["Sneaky PDF"])),
+        "/download": (200, "application/octet-stream", make_pdf(["Downloaded"])),
+        "/locked.pdf": (200, "application/pdf", encrypt_pdf(make_pdf(["x"]))),
+        "/app": (200, "text/html; charset=utf-8", APP_SHELL.encode()),
+        "/guarded": (403, "text/html", b"<title>Access denied</title>"),
+        "/feed": (200, "application/rss+xml", RSS),
+        "/data.json": (200, "application/json", b'{"ok":true,"items":[1,2]}'),
+        "/links": (200, "text/html; charset=utf-8", ARTICLE.encode()),
+    }
+    return SimpleNamespace(url=serve(httpserver, routes))
 
 
 DIRECT = {"name": "direct", "type": "direct", "options": {"allowPrivateNetwork": True}}

@@ -12,10 +12,11 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
-from ..pages import PageServer
+from ..conftest import serve
 from ..pdfs import make_flate_text_bomb, make_pdf, make_xobject_bomb
 
 pytestmark = pytest.mark.slow
@@ -56,12 +57,10 @@ GOOD = make_pdf(["A good report", "Second page"])
 
 
 @pytest.fixture
-def site():
+def site(httpserver):
     routes = {path: (200, kind, body) for path, (kind, body, _) in HOSTILE.items()}
     routes["/good.pdf"] = (200, "application/pdf", GOOD)
-    server = PageServer(routes)
-    yield server
-    server.close()
+    return SimpleNamespace(url=serve(httpserver, routes))
 
 
 def _capped() -> None:

@@ -8,11 +8,11 @@ import json
 import logging
 import os
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
-from ..conftest import SECRET, kagi_config
-from ..pages import PageServer
+from ..conftest import SECRET, kagi_config, serve
 from .conftest import log_text, temp_files_text
 
 pytestmark = pytest.mark.slow
@@ -47,23 +47,18 @@ def cache_on(request):
 
 
 @pytest.fixture
-def site():
-    server = PageServer(
-        {
-            "/keyed.txt": (200, "text/plain; charset=utf-8", PAGE),
-            "/titled.html": (
-                200,
-                "text/html; charset=utf-8",
-                f"<html><head><title>{SECRET} {SECRET}</title></head><body><article>"
-                + "".join(
-                    f"<p>Paragraph {n} quotes {SECRET} in running text.</p>" for n in range(60)
-                )
-                + "</article></body></html>",
-            ),
-        }
-    )
-    yield server
-    server.close()
+def site(httpserver):
+    routes = {
+        "/keyed.txt": (200, "text/plain; charset=utf-8", PAGE),
+        "/titled.html": (
+            200,
+            "text/html; charset=utf-8",
+            f"<html><head><title>{SECRET} {SECRET}</title></head><body><article>"
+            + "".join(f"<p>Paragraph {n} quotes {SECRET} in running text.</p>" for n in range(60))
+            + "</article></body></html>",
+        ),
+    }
+    return SimpleNamespace(url=serve(httpserver, routes))
 
 
 def test_small_windows_over_a_page_that_holds_the_key_show_no_piece_of_it(
