@@ -1,0 +1,113 @@
+"""The README stays short and every link in it and in docs/ leads somewhere."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+DOCS = ROOT / "docs"
+PAGES = [README, *sorted(DOCS.glob("*.md"))]
+
+_FENCE = re.compile(r"^```.*?^```", re.DOTALL | re.MULTILINE)
+_CODE = re.compile(r"`[^`\n]*`")
+_LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
+
+
+def _links(path: Path) -> list[str]:
+    """Every Markdown link target of *path*, outside code blocks and code spans."""
+    text = _CODE.sub("", _FENCE.sub("", path.read_text(encoding="utf-8")))
+    return _LINK.findall(text)
+
+
+def _anchors(path: Path) -> set[str]:
+    """The anchors GitHub makes of *path*'s headings."""
+    text = _FENCE.sub("", path.read_text(encoding="utf-8"))
+    found = set()
+    for heading in re.findall(r"^#{1,6}\s+(.+?)\s*$", text, re.MULTILINE):
+        slug = re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
+        found.add(slug)
+    return found
+
+
+def test_the_readme_is_read_in_one_sitting():
+    """README.md is at most 400 lines; the rest lives in docs/."""
+    lines = README.read_text(encoding="utf-8").count("\n")
+    assert lines <= 400, f"README.md has {lines} lines; move detail to docs/"
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_relative_link_resolves(page):
+    """Every relative link of the README and of docs/ names a file that exists, and an anchor
+    that one of its headings makes."""
+    broken = []
+    for target in _links(page):
+        if re.match(r"^[a-z]+:", target):  # https:, mailto: ...
+            continue
+        file, _, anchor = target.partition("#")
+        path = (page.parent / file).resolve() if file else page
+        if not path.exists():
+            broken.append(target)
+        elif anchor and path.suffix == ".md" and anchor not in _anchors(path):
+            broken.append(target)
+    assert broken == [], f"{page.relative_to(ROOT)}: broken links {broken}"
+
+
+def test_the_readme_links_every_docs_page():
+    """Every page of docs/ is linked from the README, so a newcomer can find it."""
+    linked = {(README.parent / target.partition("#")[0]).resolve() for target in _links(README)}
+    unlinked = [p.name for p in sorted(DOCS.glob("*.md")) if p.resolve() not in linked]
+    assert unlinked == [], f"docs pages the README does not link: {unlinked}"
+
+
+def test_the_architecture_tree_names_every_module():
+    """docs/architecture.md's tree lists every module of hostspec/ and plugin/ under its folder
+    (a package's ``__init__.py`` may be left to its folder's line), and nothing that no longer
+    exists."""
+    text = (DOCS / "architecture.md").read_text(encoding="utf-8")
+    tree = text[text.index("```\nhostspec/") + 4 :]
+    tree = tree[: tree.index("```")]
+    listed, folders = set(), []
+    for line in tree.splitlines():
+        if not line.strip():
+            continue
+        depth = (len(line) - len(line.lstrip())) // 2
+        name = line.split()[0]
+        folders = folders[:depth]
+        if name.endswith("/"):
+            folders.append(name.rstrip("/"))
+        else:
+            listed.add("/".join([*folders, name]))
+    actual = {
+        str(path.relative_to(ROOT))
+        for folder in ("hostspec", "plugin")
+        for path in (ROOT / folder).rglob("*.py")
+    }
+    modules = {name for name in actual if not name.endswith("__init__.py")}
+    assert sorted(modules - listed) == [], "modules missing from docs/architecture.md"
+    assert sorted(listed - actual) == [], "docs/architecture.md lists modules that do not exist"
+
+
+def test_the_package_face_reexports_exactly_the_provider_api():
+    """``pi_web_tools`` exports the provider API's one list (and its version), each name usable."""
+    import pi_web_tools
+    import pi_web_tools.api as api
+
+    assert set(pi_web_tools.__all__) == {"__version__", *api.__all__}
+    for name in api.__all__:
+        assert getattr(pi_web_tools, name) is getattr(api, name)
+
+
+def test_the_provider_guide_names_every_name_of_the_provider_api():
+    """docs/writing-a-provider.md mentions every name a provider can import."""
+    import re
+
+    import pi_web_tools.api as api
+
+    guide = (ROOT / "docs" / "writing-a-provider.md").read_text(encoding="utf-8")
+    spans = " ".join(re.findall(r"`([^`]+)`", guide))
+    missing = [name for name in api.__all__ if not re.search(rf"\b{re.escape(name)}\b", spans)]
+    assert missing == []
