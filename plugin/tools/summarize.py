@@ -1,4 +1,4 @@
-"""The ``summarize`` tool: a URL's summary from Kagi's Universal Summarizer, verbatim."""
+"""The ``summarize`` tool: a URL's summary from the chosen provider (Kagi's Universal Summarizer or Exa), verbatim."""
 
 from __future__ import annotations
 
