@@ -30,7 +30,10 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parent.parent
-DATA = ROOT.parent / "shared" / "data"
+#: The full data, beside the repository; else the small sample committed in it.
+FULL_DATA = ROOT.parent / "shared" / "data"
+SAMPLE_DATA = ROOT / "bench" / "sample-data"
+DATA = FULL_DATA if (FULL_DATA / "zyte-article-benchmark").is_dir() else SAMPLE_DATA
 TYPES = ("article", "documentation", "service", "forum", "collection", "listing", "product")
 #: The goals of issue 14: Zyte F1, WCXB per-type F1 (the best published system's), time ratio.
 ZYTE_GOAL = 0.96
@@ -235,7 +238,13 @@ def main(argv: list[str] | None = None) -> int:
     """Run the benchmark; print the table; exit 1 when a goal is missed (not with --quick)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a few pages; goals not enforced")
-    parser.add_argument("--data", type=Path, default=DATA, help="the shared data folder")
+    parser.add_argument(
+        "--data",
+        type=Path,
+        default=DATA,
+        help=f"the benchmark data folder (default: {FULL_DATA} when present, else the "
+        "small sample in bench/sample-data)",
+    )
     options = parser.parse_args(argv)
     if not (options.data / "zyte-article-benchmark").is_dir():
         print(
@@ -276,7 +285,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{'extraction time vs trafilatura':30} {ratio:9.2f}x {'1.00x':>12} {TIME_RATIO_LIMIT:6.2f}x  "
         f"{'ok' if ok else 'MISSED'}  ({ours_time:.1f} s vs {theirs_time:.1f} s)"
     )
-    print(f"{len(pages)} pages through web_fetch in {elapsed:.0f} s (2 workers)")
+    print(f"{len(pages)} pages through web_fetch in {elapsed:.0f} s (2 workers), data: {options.data}")
     if options.quick:
         print("quick mode: goals not enforced")
         return 0
