@@ -13,7 +13,7 @@ import contextlib
 import json
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 __all__ = ["CommandContext", "main"]
 
@@ -36,7 +36,7 @@ def _print(text: str) -> None:
         )
 
 
-def _run(host, name: str, args, *, as_json: bool, expanded: bool, plain: bool) -> int:
+def _run(host, name: str, args, *, as_json: bool, expanded: bool, plain: bool, rewrite=None) -> int:
     from .theme import default_theme
     from .types import RenderOptions, ToolContext
 
@@ -62,7 +62,7 @@ def _run(host, name: str, args, *, as_json: bool, expanded: bool, plain: bool) -
     if as_json:
         _print(json.dumps(result.to_json(), ensure_ascii=False, default=str))
     elif plain:
-        _print(result.text)
+        _print(rewrite(result.text) if rewrite is not None else result.text)
     else:
         theme = default_theme(sys.stdout)
         _print(host.render_call(name, args, theme))
@@ -132,9 +132,13 @@ class CommandContext:
             self._host = self._host_factory()
         return self._host
 
-    def call_tool(self, name: str, args: dict, *, view: str = "plain") -> int:
+    def call_tool(
+        self, name: str, args: dict, *, view: str = "plain", rewrite: Callable | None = None
+    ) -> int:
         """Run tool *name* and print it: ``plain`` (what the model sees), ``rendered`` (call
-        line and result view), ``expanded`` or ``json``. Returns the exit status (0, 1, 2)."""
+        line and result view), ``expanded`` or ``json``. *rewrite* may change the plain text
+        before it is printed (a command shows its own command line where the model's text
+        names a tool call). Returns the exit status (0, 1, 2)."""
         from .host import UnknownToolError
 
         try:
@@ -148,6 +152,7 @@ class CommandContext:
             as_json=view == "json",
             expanded=view == "expanded",
             plain=view == "plain",
+            rewrite=rewrite,
         )
 
     def print(self, text: str) -> None:
@@ -155,14 +160,60 @@ class CommandContext:
         _print(text)
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse without abbreviations (``--token`` is not ``--token-file``), and whose errors
+    never echo the values given to unknown options (one may be a secret)."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str):
+        if message.startswith("unrecognized arguments:"):
+            names = [word for word in message.split(":", 1)[1].split() if word.startswith("-")]
+            message = (
+                f"unknown option{'s' if len(names) != 1 else ''} {', '.join(names)} "
+                "(values not shown)"
+                if names
+                else "unexpected arguments (not shown)"
+            )
+        self.print_usage(sys.stderr)
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def _version() -> str:
+    """``pi-web <version>``, with the distribution that provides this host and each plugin's."""
+    from importlib import metadata
+
+    from .hookspecs import ENTRY_POINT_GROUP
+
+    def owner(module: str) -> str:
+        names = metadata.packages_distributions().get(module.split(".")[0]) or []
+        if not names:
+            return "not installed"
+        try:
+            return f"{names[0]} {metadata.version(names[0])}"
+        except metadata.PackageNotFoundError:
+            return names[0]
+
+    plugins = [
+        f"{point.name} ({owner(point.value)})"
+        for point in metadata.entry_points(group=ENTRY_POINT_GROUP)
+    ]
+    line = f"pi-web ({owner(__name__)})"
+    return line + (f"; plugins: {', '.join(plugins)}" if plugins else "")
+
+
 def _parser(commands: dict) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="pi-web", description="Run pi tools from the command line, as a host does."
     )
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser.add_argument("--version", action="store_true", help="print the version and exit")
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser)
     sub.add_parser("tools", help="list the registered tools")
+    sub.add_parser("version", help="print the version of pi-web and of each plugin")
     call = sub.add_parser("call", help="call one tool with JSON arguments, as a host does")
-    call.add_argument("tool")
+    call.add_argument("tool", help="the tool's name (see pi-web tools)")
     call.add_argument("args", help="the arguments as a JSON object")
     call.add_argument("--json", action="store_true", help="print the result as one JSON object")
     call.add_argument("--expanded", action="store_true", help="show the expanded result view")
@@ -262,6 +313,11 @@ def _main(argv: Sequence[str] | None) -> int:
 
 
 def _dispatch(options: argparse.Namespace, cli: CommandContext, commands: dict) -> int:
+    if options.version or options.command == "version":
+        _print(_version())
+        return 0
+    if options.command is None:
+        return _usage_error("a command is needed (see pi-web --help)")
     if options.command == "mcp":
         return _mcp(options, cli)
     if options.command == "tools":

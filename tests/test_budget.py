@@ -29,3 +29,12 @@ def test_clip_never_splits_a_character():
     """A multi-byte character that does not fit is left out whole."""
     assert clip_to("aé€", 4, 1) == "aé"
     assert utf8_length(clip_to("😀" * 10, 9, 1)) == 8
+
+
+def test_a_cut_window_ends_after_a_word_and_an_uncut_one_is_left_alone():
+    from pi_web_tools.tools.budget import on_boundary
+
+    assert on_boundary("the quick brown fo", cut=True) == "the quick brown "
+    assert on_boundary("line one\nline tw", cut=True) == "line one\n"
+    assert on_boundary("the quick brown fo", cut=False) == "the quick brown fo"
+    assert on_boundary("x" * 500, cut=True) == "x" * 500  # no boundary near: a hard cut

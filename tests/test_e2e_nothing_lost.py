@@ -139,17 +139,20 @@ def _six(pages: Pages) -> list[str]:
     return [f"{pages.url}/p{i}.txt" for i in range(1, 7)]
 
 
-def _check_six(text: str, pages: Pages) -> None:
-    """All six sections are there, each with its heading, text and continuation line."""
+def _check_six(text: str, pages: Pages, cli: bool = False) -> None:
+    """All six sections are there, each with its heading, text and continuation line (in the
+    CLI, the pi-web command that reads on; for a model, the tool call)."""
     assert len(text.encode()) <= 50 * 1024 + 2048
     sections = text.split("\n\n---\n\n")
     assert len(sections) == 6
     for i, (section, url) in enumerate(zip(sections, _six(pages), strict=True), 1):
         assert section.startswith(f"## [{i}/6] {url}\nURL: {url}\n\npage {i} row 0000 ")
-        assert re.search(
-            rf'\[Showing characters 0–\d+ of 12000\. Next: web_fetch {{"urls": \["{re.escape(url)}"\], "offset": \d+}}\]',
-            section,
+        next_call = (
+            rf"pi-web fetch {re.escape(url)} --offset \d+"
+            if cli
+            else rf'web_fetch {{"urls": \["{re.escape(url)}"\], "offset": \d+}}'
         )
+        assert re.search(rf"\[Showing characters 0–\d+ of 12000\. Next: {next_call}\]", section)
     assert "[Output truncated:" in text and "Shortened to fit:" in text
 
 
@@ -163,7 +166,7 @@ def test_six_long_pages_share_the_limit_in_pi_web(pages, agent_dir):
         env={**os.environ, "NO_COLOR": "1"},
     )
     assert proc.returncode == 0, proc.stderr
-    _check_six(proc.stdout.rstrip("\n"), pages)
+    _check_six(proc.stdout.rstrip("\n"), pages, cli=True)
 
 
 def test_six_long_pages_share_the_limit_in_llm(pages, tmp_path):

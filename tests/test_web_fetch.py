@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import responses
 from responses import matchers
@@ -114,10 +116,14 @@ def test_text_max_characters_cuts_each_page(host, pages):
         "web_fetch", {"urls": [pages.url_for("/article")], "text_max_characters": 50}
     )
     url = pages.url_for("/article")
-    assert result.text.rstrip().endswith(
-        f'Next: web_fetch {{"urls": ["{url}"], "text_max_characters": 50, "offset": 50}}]'
-    )
-    assert "[Showing characters 0–50 of " in result.text
+    tail = result.text.rstrip().rsplit("Next: web_fetch ", 1)[1]
+    call = json.loads(tail[:-1])
+    assert call["urls"] == [url] and call["text_max_characters"] == 50
+    end = call["offset"]  # the window ends after a word, at most 50 characters in
+    assert 30 < end <= 50
+    assert f"[Showing characters 0–{end} of " in result.text
+    shown = result.text.split("\n\n", 1)[1].rsplit("\n\n[Showing", 1)[0]
+    assert shown[-1] in " \n" and len(shown) == end
 
 
 def test_exa_fetch_modes_and_partial_failure(host, exa):

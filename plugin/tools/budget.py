@@ -46,3 +46,18 @@ def clip_to(text: str, max_bytes: int, max_lines: int) -> str:
     if utf8_length(head) <= max_bytes:
         return head
     return head.encode("utf-8", "surrogatepass")[:max_bytes].decode("utf-8", "ignore")
+
+
+#: How far back from a cut :func:`on_boundary` looks for the end of a line or a word.
+BOUNDARY_REACH = 200
+
+
+def on_boundary(part: str, cut: bool) -> str:
+    """*part*, a prefix that was *cut* from a longer text, ending after its last space or line
+    break within :data:`BOUNDARY_REACH` characters of its end, so no word is split (the next
+    window starts where this one ends). Unchanged when not cut or when no boundary is near."""
+    if not cut or not part:
+        return part
+    floor = max(0, len(part) - BOUNDARY_REACH)
+    position = max(part.rfind("\n", floor), part.rfind(" ", floor), part.rfind("\t", floor))
+    return part[: position + 1] if position > 0 else part

@@ -197,7 +197,7 @@ def _render(
     ``None``)."""
     from pi_hostspec import truncate_head
 
-    from .budget import clip_to, fair_shares, utf8_length
+    from .budget import clip_to, fair_shares, on_boundary, utf8_length
     from .model_text import continuation, join_sections, section, section_head
 
     total = len(pages)
@@ -207,7 +207,11 @@ def _render(
         for page in pages
     ]
     windows = [
-        (page.text or "")[offset : offset + window] if shows else ""
+        on_boundary(
+            (page.text or "")[offset : offset + window], offset + window < len(page.text or "")
+        )
+        if shows
+        else ""
         for page, shows in zip(pages, has_text, strict=True)
     ]
 
@@ -233,7 +237,10 @@ def _render(
     spare_lines = DEFAULT_MAX_LINES - empty.count("\n") - 8 - 2 * total
     byte_shares = fair_shares([utf8_length(w) for w in windows], spare_bytes)
     line_shares = fair_shares([w.count("\n") + 1 for w in windows], spare_lines)
-    shown = [clip_to(w, b, n) for w, b, n in zip(windows, byte_shares, line_shares, strict=True)]
+    shown = []
+    for whole, bytes_, lines in zip(windows, byte_shares, line_shares, strict=True):
+        part = clip_to(whole, bytes_, lines)
+        shown.append(on_boundary(part, len(part) < len(whole)))
     text, spans = build(shown)
     cut = [
         f"{page.url} (next offset {offset + len(part)})"

@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import argparse
+import re
+import sys
 from typing import Any
 
 from pi_hostspec.types import Command
@@ -12,25 +14,55 @@ __all__ = ["COMMANDS"]
 
 
 def _search_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("queries", nargs="+")
-    parser.add_argument("--limit", type=int)
-    parser.add_argument("--provider")
+    parser.description = (
+        "Search the web. Unquoted words are one query (pi-web search how to use asyncio); "
+        'give several queries with a repeated -q (pi-web search -q "rust async" -q "tokio").'
+    )
+    parser.add_argument("words", nargs="*", help="the words of one query")
+    parser.add_argument(
+        "-q",
+        "--query",
+        action="append",
+        dest="queries",
+        metavar="QUERY",
+        help="a query; repeat for several (at most 10), run at once",
+    )
+    parser.add_argument("--limit", type=int, help="results per query (1 to 50)")
+    parser.add_argument("--provider", help="a configured provider to use instead of the default")
+    parser.add_argument("--fresh", action="store_true", help="skip the cache")
 
 
 def _search(options: argparse.Namespace, cli: Any) -> int:
-    args: dict = {"queries": options.queries}
+    queries = ([" ".join(options.words)] if options.words else []) + list(options.queries or [])
+    if not queries:
+        print(
+            'pi-web search: give a query: pi-web search WORDS... or -q "QUERY" (repeatable)',
+            file=sys.stderr,
+        )
+        return 2
+    args: dict = {"queries": queries}
     if options.limit is not None:
         args["limit"] = options.limit
     if options.provider:
         args["provider"] = options.provider
+    if options.fresh:
+        args["fresh"] = True
     return cli.call_tool("web_search", args)
 
 
 def _fetch_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("urls", nargs="+")
-    parser.add_argument("--provider")
-    parser.add_argument("--max-chars", type=int, dest="max_chars")
-    parser.add_argument("--offset", type=int)
+    parser.add_argument("urls", nargs="+", metavar="URL", help="http(s) URLs to read (1 to 20)")
+    parser.add_argument("--provider", help="a configured provider to use instead of the default")
+    parser.add_argument(
+        "--max-chars",
+        type=int,
+        dest="max_chars",
+        help="characters of each page to show (default 12000)",
+    )
+    parser.add_argument(
+        "--offset", type=int, help="start this many characters into each page (to read on)"
+    )
+    parser.add_argument("--links", action="store_true", help="list each page's links after it")
     parser.add_argument("--fresh", action="store_true", help="skip the cache")
 
 
@@ -42,22 +74,60 @@ def _fetch(options: argparse.Namespace, cli: Any) -> int:
         args["text_max_characters"] = options.max_chars
     if options.offset is not None:
         args["offset"] = options.offset
+    if options.links:
+        args["links"] = True
     if options.fresh:
         args["fresh"] = True
-    return cli.call_tool("web_fetch", args)
+    return cli.call_tool("web_fetch", args, rewrite=_as_command_lines)
+
+
+_NEXT_CALL = re.compile(r"Next: web_fetch (\{.*?\})\]$", re.M)
+
+
+def _as_command_lines(text: str) -> str:
+    """The model's continuation lines (``Next: web_fetch {...}``) as the ``pi-web fetch``
+    command that reads on."""
+    import json
+    import shlex
+
+    def command(match: re.Match) -> str:
+        try:
+            call = json.loads(match.group(1))
+        except ValueError:
+            return match.group(0)
+        words = ["pi-web", "fetch", *call.get("urls", [])]
+        if "offset" in call:
+            words += ["--offset", str(call["offset"])]
+        if "text_max_characters" in call:
+            words += ["--max-chars", str(call["text_max_characters"])]
+        if "provider" in call:
+            words += ["--provider", str(call["provider"])]
+        return f"Next: {shlex.join(words)}]"
+
+    return _NEXT_CALL.sub(command, text)
 
 
 def _summarize_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("url")
-    parser.add_argument("--type", dest="summary_type", choices=["summary", "takeaway"])
-    parser.add_argument("--engine", choices=["cecil", "agnes"])
-    parser.add_argument("--lang", dest="target_language")
-    parser.add_argument("--provider")
+    parser.add_argument("url", help="the http(s) URL to summarize")
+    parser.add_argument(
+        "--type",
+        dest="summary_type",
+        choices=["summary", "takeaway"],
+        help="prose (summary, the default) or bullet points (takeaway)",
+    )
+    parser.add_argument(
+        "--engine", choices=["cecil", "agnes"], help="Kagi's summarizer engine (Kagi only)"
+    )
+    parser.add_argument(
+        "--lang", dest="target_language", help="the summary's language, e.g. EN or DE"
+    )
+    parser.add_argument("--provider", help="a configured provider to use instead of the default")
+    parser.add_argument("--fresh", action="store_true", help="skip the cache")
 
 
 def _summarize(options: argparse.Namespace, cli: Any) -> int:
     args: dict = {"url": options.url}
-    for key in ("summary_type", "engine", "target_language", "provider"):
+    for key in ("summary_type", "engine", "target_language", "provider", "fresh"):
         if getattr(options, key):
             args[key] = getattr(options, key)
     return cli.call_tool("summarize", args)
@@ -72,7 +142,13 @@ def _config(options: argparse.Namespace, cli: Any) -> int:
 
 
 def _cache_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("action", nargs="?", choices=["show", "clear"], default="show")
+    parser.add_argument(
+        "action",
+        nargs="?",
+        choices=["show", "clear"],
+        default="show",
+        help="show (the default): where the cache is and its size; clear: empty it",
+    )
 
 
 def _cache(options: argparse.Namespace, cli: Any) -> int:

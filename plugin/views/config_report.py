@@ -109,6 +109,9 @@ def config_report() -> tuple[str, bool]:
     if config.source == "env":
         origins = ", ".join(p.origin.removeprefix("env ") for p in config.providers)
         lines.append(f"Status: no config file; using implicit providers from {origins}.")
+    elif config.key_problems:
+        count = len(config.key_problems)
+        lines.append(f"Status: {count} problem{'s' if count != 1 else ''} (see Problem below)")
     elif config.shape == "shared":
         lines.append(
             'Status: valid, with no "providers" list (the shared file of pi extensions): '

@@ -1,0 +1,101 @@
+"""pi-web as a new user types it: one query from unquoted words, -q for several, --version,
+no abbreviated options, no echoed option values, and continuation lines as pi-web commands."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from pi_hostspec.cli import main
+
+from .conftest import SECRET, kagi_config, serve
+from .fake_apis import FakeKagi
+
+
+@pytest.fixture
+def kagi(write_config):
+    with FakeKagi(SECRET) as fake:
+        write_config(kagi_config(fake.base_url))
+        yield fake
+
+
+def _queries(fake) -> list[str]:
+    found = []
+    for request in fake.requests:
+        body = request.get("json")
+        query = body.get("query") if isinstance(body, dict) else request["query"].get("q")
+        if query and request["path"].endswith("/search"):
+            found.append(query)
+    return found
+
+
+def test_unquoted_words_are_one_query(kagi, capsys):
+    assert main(["search", "how", "to", "use", "asyncio"]) == 0
+    assert _queries(kagi) == ["how to use asyncio"]
+
+
+def test_a_repeated_q_gives_several_queries(kagi, capsys):
+    assert main(["search", "-q", "rust async", "--query", "tokio"]) == 0
+    assert sorted(_queries(kagi)) == ["rust async", "tokio"]
+
+
+def test_search_without_a_query_says_how_to_give_one(capsys):
+    assert main(["search"]) == 2
+    assert "pi-web search WORDS..." in capsys.readouterr().err
+
+
+def test_version_names_the_distribution_and_plugins(capsys):
+    for argv in (["--version"], ["version"]):
+        assert main(argv) == 0
+        out = capsys.readouterr().out
+        assert out.startswith("pi-web (pi-web-tools ") and "plugins: web_tools" in out
+
+
+def test_an_abbreviated_option_is_refused_and_its_value_never_echoed(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["mcp", "--http", "--token", "s3cret-token-value"])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert "unknown option --token (values not shown)" in err
+    assert "s3cret-token-value" not in err
+
+
+def test_fetch_prints_the_command_that_reads_on(httpserver, write_config, capsys):
+    url = serve(httpserver, {"/long.txt": (200, "text/plain", "word " * 5000)}) + "/long.txt"
+    write_config(
+        {
+            "providers": [
+                {"name": "local", "type": "direct", "options": {"allowPrivateNetwork": True}}
+            ]
+        }
+    )
+    assert main(["fetch", url, "--max-chars", "1000"]) == 0
+    out = capsys.readouterr().out
+    assert out.rstrip().endswith(f"Next: pi-web fetch {url} --offset 1000 --max-chars 1000]")
+    assert "web_fetch {" not in out
+
+
+def test_the_model_still_gets_the_tool_call(httpserver, write_config, capsys):
+    url = serve(httpserver, {"/long.txt": (200, "text/plain", "word " * 5000)}) + "/long.txt"
+    write_config(
+        {
+            "providers": [
+                {"name": "local", "type": "direct", "options": {"allowPrivateNetwork": True}}
+            ]
+        }
+    )
+    assert main(["call", "web_fetch", json.dumps({"urls": [url]}), "--json"]) == 0
+    text = json.loads(capsys.readouterr().out)["content"][0]["text"]
+    assert 'Next: web_fetch {"urls": [' in text
+
+
+def test_config_says_valid_only_when_it_exits_0(write_config, capsys):
+    """A file whose entry lacks its key exits 1 and never says valid;
+    a good file says valid and exits 0."""
+    write_config({"providers": [{"name": "k", "type": "kagi"}]})
+    assert main(["config"]) == 1
+    out = capsys.readouterr().out
+    assert "Status: valid" not in out and "Status: 1 problem (see Problem below)" in out
+    write_config({"providers": [{"name": "k", "type": "kagi", "apiKey": "abcdefghijkl"}]})
+    assert main(["config"]) == 0
+    assert "Status: valid" in capsys.readouterr().out
