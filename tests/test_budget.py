@@ -35,6 +35,6 @@ def test_a_cut_window_ends_after_a_word_and_an_uncut_one_is_left_alone():
     from pi_web_tools.tools.budget import on_boundary
 
     assert on_boundary("the quick brown fo", cut=True) == "the quick brown "
-    assert on_boundary("line one\nline two", cut=True) == "line one\n"
+    assert on_boundary("line one\nsecondline", cut=True) == "line one\n"
     assert on_boundary("the quick brown fo", cut=False) == "the quick brown fo"
     assert on_boundary("x" * 500, cut=True) == "x" * 500  # no boundary near: a hard cut
