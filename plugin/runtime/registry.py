@@ -26,6 +26,8 @@ __all__ = [
     "current_config",
     "get_provider",
     "get_provider_manager",
+    "plugin_problems",
+    "with_plugin_problems",
     "load_secrets",
     "provider_types",
     "resolve_provider",
@@ -35,19 +37,105 @@ __all__ = [
 _TOOL_WORDS = {"search": "web search", "fetch": "web fetch", "summarize": "summarize"}
 
 
+@frozen(kw_only=True)
+class PluginProblem:
+    """A provider plugin that registers nothing: its entry point, distribution, the cause in
+    one line, and what to do."""
+
+    entry_point: str
+    distribution: str
+    cause: str
+
+    def __str__(self) -> str:
+        remedy = (
+            f"fix it, or remove it: pip uninstall {self.distribution.split()[0]}"
+            if self.distribution != "unknown distribution"
+            else f"remove the package that declares the {hookspecs.ENTRY_POINT_GROUP} entry point"
+        )
+        return (
+            f"provider plugin {self.entry_point!r} ({self.distribution}) was skipped: "
+            f"{self.cause}; {remedy}"
+        )
+
+
+_problems: list[PluginProblem] = []
+
+
+def plugin_problems() -> tuple[PluginProblem, ...]:
+    """The provider plugins skipped when the types were loaded (never raises)."""
+    provider_types_safely()
+    return tuple(_problems)
+
+
+def _distribution(point: Any) -> str:
+    dist = getattr(point, "dist", None)
+    if dist is None:
+        return "unknown distribution"
+    return f"{dist.metadata['Name']} {dist.version}"
+
+
+def _one_line(exc: BaseException) -> str:
+    lines = str(exc).strip().splitlines()
+    text = lines[0] if lines else ""
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _misplaced_hook(plugin: Any) -> str | None:
+    """Why *plugin* registers nothing although it defines ``register_provider_types``: the
+    function is not marked with ``pi_web_tools.hookimpl`` (another project's marker, such as
+    ``pi_hostspec.hookimpl``, or none)."""
+    function = getattr(plugin, "register_provider_types", None)
+    if not callable(function) or hasattr(function, f"{hookspecs.PROJECT}_impl"):
+        return None
+    others = [name[: -len("_impl")] for name in dir(function) if name.endswith("_impl")]
+    marked = f"marked with {others[0]}'s hookimpl" if others else "not marked"
+    return (
+        f"its register_provider_types is {marked}, not with pi_web_tools.hookimpl, so it "
+        "registers nothing"
+    )
+
+
 def get_provider_manager(
     *, load_entrypoints: bool = True, plugins: Iterable[object] = ()
 ) -> pluggy.PluginManager:
     """The plugin manager for provider types: the ``pi_web_tools.providers`` entry points
-    (built-in types included) and any extra *plugins*."""
+    (built-in types included) and any extra *plugins*. An entry point that cannot be imported,
+    or whose hook is not marked with ``pi_web_tools.hookimpl``, is skipped and remembered
+    (:func:`plugin_problems`): one broken plugin never takes the others down."""
+    from importlib.metadata import entry_points
+
     pm = pluggy.PluginManager(hookspecs.PROJECT)
     pm.add_hookspecs(hookspecs)
+    problems = []
     if load_entrypoints:
-        pm.load_setuptools_entrypoints(hookspecs.ENTRY_POINT_GROUP)
+        for point in entry_points(group=hookspecs.ENTRY_POINT_GROUP):
+            if pm.has_plugin(point.name) or pm.is_blocked(point.name):
+                continue
+            try:
+                plugin = point.load()
+            except Exception as exc:  # noqa: BLE001 - a broken plugin must not break the tools
+                problems.append(
+                    PluginProblem(
+                        entry_point=point.name,
+                        distribution=_distribution(point),
+                        cause=_one_line(exc),
+                    )
+                )
+                continue
+            misplaced = _misplaced_hook(plugin)
+            if misplaced is not None:
+                problems.append(
+                    PluginProblem(
+                        entry_point=point.name, distribution=_distribution(point), cause=misplaced
+                    )
+                )
+                continue
+            pm.register(plugin, name=point.name)
     for plugin in plugins:
         if not pm.is_registered(plugin):
             pm.register(plugin)
     pm.check_pending()
+    _problems[:] = problems
     return pm
 
 
@@ -86,6 +174,21 @@ def provider_types() -> dict[str, ProviderType]:
         if _types is None:
             _types = collect_provider_types(get_provider_manager())
         return _types
+
+
+def provider_types_safely() -> dict[str, ProviderType]:
+    """:func:`provider_types`, or nothing when they cannot be loaded (for reports)."""
+    try:
+        return provider_types()
+    except Exception:  # noqa: BLE001
+        return {}
+
+
+def with_plugin_problems(message: str) -> str:
+    """*message* followed by a line for each skipped provider plugin, so an error that may come
+    from one (an unknown type, nothing able to serve) names it."""
+    problems = plugin_problems()
+    return message + "".join(f"\nNote: {problem}" for problem in problems)
 
 
 def set_provider_types(types: dict[str, ProviderType] | None) -> None:

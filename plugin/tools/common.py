@@ -153,12 +153,12 @@ def resolve(capability: str, requested: str | None) -> Any:
     """The :class:`~pi_web_tools.runtime.registry.Selection` for *capability*; config problems become
     :class:`ToolError` s."""
     from ..api.errors import ConfigError
-    from ..runtime.registry import resolve_provider
+    from ..runtime.registry import resolve_provider, with_plugin_problems
 
     try:
         return resolve_provider(capability, requested)
     except ConfigError as exc:
-        raise ToolError(str(exc)) from None
+        raise ToolError(with_plugin_problems(str(exc))) from None
 
 
 def check_engine(chosen: Any, engine: str | None) -> None:

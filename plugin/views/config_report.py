@@ -74,6 +74,9 @@ def config_report() -> tuple[str, bool]:
         return "\n".join(lines), False
     described = [f"{name} ({', '.join(sorted(kind.capabilities))})" for name, kind in types.items()]
     lines.append(f"Provider types: {'; '.join(described)}")
+    from ..runtime.registry import plugin_problems
+
+    lines += [f"Warning: {problem}" for problem in plugin_problems()]
     try:
         config = load_config(types, path)
     except ConfigError as exc:

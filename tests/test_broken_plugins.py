@@ -1,0 +1,100 @@
+"""A provider plugin that cannot be imported, or whose hook carries the wrong marker, is
+skipped and named; every other provider keeps working (through the installed pi-web)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from .conftest import serve
+
+pytestmark = pytest.mark.slow
+
+BIN = Path(sys.executable).parent
+
+
+@pytest.fixture
+def plugins(tmp_path) -> Path:
+    """A folder on PYTHONPATH holding two installed-looking distributions: `broken-search`
+    (its module imports a package that is not there) and `wrong-marker` (its hook is marked
+    with pi_hostspec's hookimpl)."""
+    root = tmp_path / "site"
+    root.mkdir()
+    (root / "broken_search.py").write_text("import not_a_real_package_xyz\n")
+    (root / "wrong_marker.py").write_text(
+        textwrap.dedent(
+            """
+            from pi_hostspec import hookimpl
+            from pi_web_tools import ProviderType, Search
+
+            @hookimpl
+            def register_provider_types(register):
+                register(ProviderType(name="wrong", factory=object, search=Search()))
+            """
+        )
+    )
+    for dist, module, name in (
+        ("broken_search-1.2.0", "broken_search", "broken"),
+        ("wrong_marker-0.1.0", "wrong_marker", "wrong"),
+    ):
+        info = root / f"{dist}.dist-info"
+        info.mkdir()
+        project, version = dist.rsplit("-", 1)
+        (info / "METADATA").write_text(
+            f"Metadata-Version: 2.1\nName: {project.replace('_', '-')}\nVersion: {version}\n"
+        )
+        (info / "entry_points.txt").write_text(f"[pi_web_tools.providers]\n{name} = {module}\n")
+    return root
+
+
+def _pi_web(plugins: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "NO_COLOR": "1", "PYTHONPATH": str(plugins)}
+    return subprocess.run(
+        [str(BIN / "pi-web"), *args], capture_output=True, text=True, env=env, timeout=60
+    )
+
+
+def test_a_broken_plugin_leaves_the_other_providers_working(plugins, httpserver, write_config):
+    url = serve(httpserver, {"/a.txt": (200, "text/plain", "still fetched")}) + "/a.txt"
+    write_config(
+        {
+            "providers": [
+                {"name": "local", "type": "direct", "options": {"allowPrivateNetwork": True}}
+            ]
+        }
+    )
+    proc = _pi_web(plugins, "fetch", url)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "still fetched" in proc.stdout and "Traceback" not in proc.stderr
+
+
+def test_pi_web_config_names_each_skipped_plugin_and_how_to_remove_it(plugins, write_config):
+    write_config({"providers": [{"name": "local", "type": "direct"}]})
+    proc = _pi_web(plugins, "config")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (
+        "Warning: provider plugin 'broken' (broken-search 1.2.0) was skipped: "
+        "ModuleNotFoundError: No module named 'not_a_real_package_xyz'; fix it, or remove it: "
+        "pip uninstall broken-search" in proc.stdout
+    )
+    assert (
+        "Warning: provider plugin 'wrong' (wrong-marker 0.1.0) was skipped: its "
+        "register_provider_types is marked with pi's hookimpl, not with pi_web_tools.hookimpl"
+        in proc.stdout
+    )
+
+
+def test_a_call_that_needs_the_broken_type_names_the_plugin(plugins, write_config):
+    write_config({"providers": [{"name": "mine", "type": "broken", "apiKey": "k" * 20}]})
+    proc = _pi_web(plugins, "call", "web_search", json.dumps({"queries": ["x"]}), "--json")
+    assert proc.returncode == 1
+    text = json.loads(proc.stdout)["content"][0]["text"]
+    assert 'unknown type the string "broken"' in text
+    assert "provider plugin 'broken' (broken-search 1.2.0) was skipped" in text
+    assert "pip uninstall broken-search" in text
