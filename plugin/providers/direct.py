@@ -346,6 +346,7 @@ class DirectProvider:
             notes=(*notes, *found.notes),
             links=found.links,
             escalate=found.escalate,
+            degraded=found.degraded,
             **facts,
         )
 
@@ -362,6 +363,7 @@ DIRECT = ProviderType(
     options_class=DirectOptions,
     needs_api_key=False,
     fallback_for={"fetch"},
+    fetches_locally=True,
     fetch_modes={"text"},
 )
 
