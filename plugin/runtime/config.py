@@ -60,6 +60,7 @@ _TOP_LEVEL_KEYS = (
     "defaultProvider",
     "providers",
     "cache",
+    "fetchLadder",
     "providerOptions",
     *TOOL_DEFAULT_KEYS.values(),
 )
@@ -78,7 +79,9 @@ class Config:
     none (the shared file of other pi extensions: providers come from flat keys such as
     ``kagiApiKey`` and key variables). ``notes`` are facts for ``pi-web config`` (keys of other
     extensions ignored); ``warnings`` also reach the tools' details. ``tool_defaults`` maps a
-    capability to the provider ``default<Capability>Provider`` names.
+    capability to the provider ``default<Capability>Provider`` names. ``fetch_ladder`` is
+    ``fetchLadder``: ``True`` (the other configured fetchers that serve by default, in file
+    order), ``False`` (off) or the names of the fetchers to try, in order.
     """
 
     path: Path
@@ -92,6 +95,7 @@ class Config:
     notes: tuple[str, ...] = ()
     tool_defaults: tuple[tuple[str, str], ...] = ()
     ignored: str | None = None
+    fetch_ladder: bool | tuple[str, ...] = True
 
     def get(self, name: str) -> ProviderConfig | None:
         """The provider called *name*, or ``None``."""
@@ -307,6 +311,41 @@ def parse_cache(raw: Any) -> tuple[CacheSettings, list[str]]:
     return CacheSettings(enabled=enabled, ttl_seconds=ttl, max_megabytes=size), warnings
 
 
+# --- the fetch ladder -------------------------------------------------------------------------
+
+
+def parse_fetch_ladder(
+    raw: Any, providers: Any, types: Mapping[str, ProviderType]
+) -> tuple[bool | tuple[str, ...], list[str]]:
+    """``fetchLadder``: ``true`` (the default), ``false`` (off) or a list of provider names (the
+    fetchers to try, in that order; on-request ones such as Kagi only this way). A value that
+    cannot be read turns the ladder off with a warning: a setting meant to keep URLs at home
+    never sends them out by being misspelt."""
+    if raw is None or raw is True:
+        return True, []
+    if raw is False:
+        return False, []
+    if not isinstance(raw, list) or not all(isinstance(name, str) for name in raw):
+        return False, [
+            f"fetchLadder: expected true, false or a list of provider names, got "
+            f"{describe(raw, show=True)}; the fetch ladder is off"
+        ]
+    warnings = []
+    able = {p.name: p for p in providers if types[p.type].can("fetch")}
+    names = []
+    for name in dict.fromkeys(raw):
+        if name in able:
+            names.append(name)
+            continue
+        if any(p.name == name for p in providers):
+            why = "it cannot fetch"
+        else:
+            why = "no such provider"
+        known = ", ".join(able) or "none"
+        warnings.append(f"fetchLadder: {name!r} ignored ({why}; fetchers: {known})")
+    return tuple(names) if names else False, warnings
+
+
 # --- the file ---------------------------------------------------------------------------------
 
 
@@ -456,16 +495,18 @@ def parse_config(text: str, path: Path, types: Mapping[str, ProviderType]) -> Co
             needs_key=types[example].needs_api_key if example in types else True,
         )
     cache, cache_warnings = parse_cache(raw.get("cache"))
+    ladder, ladder_warnings = parse_fetch_ladder(raw.get("fetchLadder"), providers, types)
     return Config(
         path=path,
         source="file",
         providers=tuple(providers),
         default_provider=default,
-        warnings=tuple(warnings + cache_warnings),
+        warnings=tuple(warnings + cache_warnings + ladder_warnings),
         key_problems=tuple(key_problems),
         cache=cache,
         notes=tuple(notes),
         tool_defaults=tool_defaults,
+        fetch_ladder=ladder,
     )
 
 
@@ -587,16 +628,18 @@ def _shared_file(
         listing = "\n".join(f"- {line}" for line in errors)
         raise _problem(path, f"{len(errors)} problem(s):\n{listing}")
     cache, cache_warnings = parse_cache(raw.get("cache"))
+    ladder, ladder_warnings = parse_fetch_ladder(raw.get("fetchLadder"), providers, types)
     return Config(
         path=path,
         source="file",
         shape="shared",
         providers=tuple(providers),
         default_provider=default,
-        warnings=tuple(warnings + cache_warnings),
+        warnings=tuple(warnings + cache_warnings + ladder_warnings),
         cache=cache,
         notes=tuple(notes),
         tool_defaults=tool_defaults,
+        fetch_ladder=ladder,
     )
 
 
