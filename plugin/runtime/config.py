@@ -725,25 +725,27 @@ def trust_warnings(path: Path) -> list[str]:
     return found
 
 
-def _guard_env_keys(config: Config, untrusted: bool) -> Config:
-    """An environment key goes to a ``baseUrl`` set in the file only when the file is
-    trusted, and ``pi-web config`` (and ``details.warnings``) always say so."""
+def _guard_keys(config: Config, untrusted: bool) -> Config:
+    """A key goes to a ``baseUrl`` set in the file only when the file is trusted: when others
+    can change the file (or its folder), no key at all (from the file or the environment) is
+    sent to a ``baseUrl`` read from it, and the provider says why. With a trusted file, an
+    environment key sent to a ``baseUrl`` is said in ``pi-web config`` and ``details.warnings``."""
     providers, warnings, problems = [], list(config.warnings), list(config.key_problems)
     for provider in config.providers:
         base_url = getattr(provider.options, "base_url", None)
-        if provider.key_from_env and base_url:
-            where = f"providers ({provider.name})"
-            if untrusted:
-                problems.append(
-                    f"{where}: {provider.key_from_env} is not sent to baseUrl {base_url}: the "
-                    'config can be changed by other users; fix its permissions or add "apiKey"'
-                )
-                provider = attrs.evolve(provider, api_key=None, key_from_env=None)
-            else:
-                warnings.append(
-                    f"{where}: {provider.key_from_env} from the environment is sent to "
-                    f"baseUrl {base_url}, not the provider's default API"
-                )
+        where = f"providers ({provider.name})"
+        if provider.api_key and base_url and untrusted:
+            what = provider.key_from_env or "its API key"
+            problems.append(
+                f"{where}: {what} is not sent to baseUrl {base_url}: the config can be changed "
+                f"by other users; fix its permissions (chmod go-w {config.path}) or remove baseUrl"
+            )
+            provider = attrs.evolve(provider, api_key=None, key_from_env=None)
+        elif provider.key_from_env and base_url:
+            warnings.append(
+                f"{where}: {provider.key_from_env} from the environment is sent to "
+                f"baseUrl {base_url}, not the provider's default API"
+            )
         providers.append(provider)
     return attrs.evolve(
         config,
@@ -831,7 +833,8 @@ def load_config(types: Mapping[str, ProviderType], path: Path | None = None) -> 
             else None
         )
         trust = trust_warnings(path)
-        config = _guard_env_keys(config, untrusted=bool(trust))
+        redaction.remember(p.api_key for p in config.providers)  # withheld ones stay redacted
+        config = _guard_keys(config, untrusted=bool(trust))
         added = ([warning] if warning else []) + trust
         if added:
             config = attrs.evolve(config, warnings=config.warnings + tuple(added))
