@@ -139,3 +139,24 @@ def test_the_request_limit_counts_requests_not_connections():
     every open connection, is off."""
     gate = mcp_http.Gate(lambda *a: None, None, 3, limit=2)
     assert gate.limit == 2 and gate.active == 0
+
+
+@pytest.mark.slow
+def test_the_idle_socket_bench_runs_and_no_call_fails(tmp_path):
+    """`python bench/load.py --http-idle --quick`: every authenticated call succeeds while 150
+    idle sockets are held open (and reopened as the server closes them)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    load = Path(__file__).resolve().parents[2] / "bench" / "load.py"
+    proc = subprocess.run(
+        [sys.executable, str(load), "--http-idle", "--quick"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = [line.split() for line in proc.stdout.splitlines() if "idle sockets " in line[:20]]
+    assert len(rows) == 2 and all(row[-5] == "0" for row in rows), proc.stdout
