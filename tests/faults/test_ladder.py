@@ -360,3 +360,14 @@ def test_allow_private_network_on_the_service_lets_a_private_url_through(tools, 
         outcome = tools.call("web_fetch", {"urls": ["http://10.0.0.1/wiki"]})
         assert sent_urls(fake) == ["http://10.0.0.1/wiki"]
     assert not outcome.result.is_error, outcome.text
+
+
+def test_pi_web_config_says_what_the_ladder_does(exa, tavily, write_config):
+    from pi_web_tools.views.config_report import config_report
+
+    write_config(ladder_config(exa, tavily))
+    report, _ = config_report()
+    assert "Fetch ladder: on (the other fetchers that serve by default: direct, exa, tavily)" in report
+    write_config(ladder_config(exa, tavily, fetchLadder=False))
+    report, _ = config_report()
+    assert "Fetch ladder: off (fetchLadder: false)" in report
