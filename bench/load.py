@@ -5,6 +5,13 @@ and checks that every call succeeds and that memory, threads and file descriptor
 (measured after a warm-up, so warm sessions, the page cache and extraction workers are counted
 once). ``--quick`` does 4 processes x 5 calls and 200 calls (the test suite runs it). Exits 1
 when a check fails. Linux only (it reads /proc).
+
+``python bench/load.py --http-idle`` measures the HTTP MCP server instead: N concurrent
+authenticated clients (``--clients``, default 20) making ``--calls`` tool calls each, first with
+no other connection open, then while ``--idle`` (default 150) sockets that never send a request
+are held open (each one the server closes is opened again at once, as an attacker would). It
+prints the calls that failed (the goal is 0) and the latency of both runs (median, p95, max) and
+the overhead; it exits 1 when a call failed. ``--quick`` makes it 5 clients x 4 calls.
 """
 
 from __future__ import annotations
@@ -117,15 +124,230 @@ def many_processes(url: str, processes: int, calls: int) -> dict:
     return {"processes": processes, "calls": calls, "failures": failures, "peak_rss_mb": peak}
 
 
+# --- the HTTP MCP server with idle sockets ---------------------------------------------------
+
+TOKEN = "bench-token-" + "5" * 24
+#: How long the idle sockets are held before the measured calls (beyond the 5 s head timeout).
+IDLE_WARM_SECONDS = 6.0
+
+
+def _serve_http(agent: Path) -> tuple[subprocess.Popen, int]:
+    """``pi-web mcp --http --port 0`` with a bearer token; its process and port."""
+    import re
+
+    pi_web = str(Path(sys.executable).parent / "pi-web")
+    proc = subprocess.Popen(
+        [pi_web, "mcp", "--http", "--port", "0"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PI_CODING_AGENT_DIR": str(agent), "PI_WEB_MCP_TOKEN": TOKEN},
+    )
+    port: list[int] = []
+    ready = threading.Event()
+
+    def pump() -> None:
+        for line in proc.stderr:
+            match = re.search(r"serving \d+ tools at http://\S+?:(\d+)/mcp", line)
+            if match:
+                port.append(int(match.group(1)))
+                ready.set()
+        ready.set()
+
+    threading.Thread(target=pump, daemon=True).start()
+    ready.wait(60)
+    if not port:
+        proc.kill()
+        raise RuntimeError("pi-web mcp --http did not start")
+    return proc, port[0]
+
+
+def _tool_call(port: int, index: int) -> tuple[bool, float, str]:
+    """One authenticated tools/call (web_search, uncached) on a new connection: (ok, seconds,
+    what went wrong)."""
+    import http.client
+
+    body = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": index,
+            "method": "tools/call",
+            "params": {
+                "name": "web_search",
+                "arguments": {"queries": [f"idle bench {index}"], "fresh": True},
+            },
+        }
+    )
+    headers = {
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": "2025-06-18",
+        "Authorization": f"Bearer {TOKEN}",
+    }
+    start = time.perf_counter()
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    try:
+        conn.request("POST", "/mcp", body, headers)
+        response = conn.getresponse()
+        data = response.read()
+    except OSError as exc:
+        return False, time.perf_counter() - start, f"{type(exc).__name__}: {exc}"
+    finally:
+        conn.close()
+    seconds = time.perf_counter() - start
+    if response.status != 200:
+        return False, seconds, f"HTTP {response.status}"
+    try:
+        result = json.loads(data)["result"]
+    except (ValueError, KeyError, TypeError):
+        return False, seconds, "not a JSON-RPC result"
+    if result.get("isError"):
+        return False, seconds, "tool error: " + str(result.get("content"))[:120]
+    return True, seconds, ""
+
+
+class IdleSockets:
+    """*count* connections that never send a byte, reopened as soon as the server closes one."""
+
+    def __init__(self, port: int, count: int):
+        self.port, self.count = port, count
+        self.reopened = 0
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._hold, daemon=True)
+
+    def _hold(self) -> None:
+        import selectors
+        import socket
+
+        selector = selectors.DefaultSelector()
+
+        def open_one() -> None:
+            sock = socket.create_connection(("127.0.0.1", self.port), timeout=10)
+            sock.setblocking(False)
+            selector.register(sock, selectors.EVENT_READ)
+
+        for _ in range(self.count):
+            open_one()
+        self.ready.set()
+        while not self.stop.is_set():
+            for key, _ in selector.select(timeout=0.1):
+                sock = key.fileobj
+                try:
+                    data = sock.recv(1024)
+                except (BlockingIOError, InterruptedError):
+                    continue
+                except OSError:
+                    data = b""
+                if not data:  # closed by the server: an attacker opens another one
+                    selector.unregister(sock)
+                    sock.close()
+                    self.reopened += 1
+                    open_one()
+        for key in list(selector.get_map().values()):
+            key.fileobj.close()
+
+    def __enter__(self) -> IdleSockets:
+        self.ready = threading.Event()
+        self.thread.start()
+        self.ready.wait(30)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.thread.join(10)
+
+
+def _clients(port: int, clients: int, calls: int) -> dict:
+    """*clients* threads making *calls* calls each at once: failures and latencies."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def client(number: int) -> list[tuple[bool, float, str]]:
+        return [_tool_call(port, number * 1000 + i) for i in range(calls)]
+
+    start = time.perf_counter()
+    with ThreadPoolExecutor(clients) as pool:
+        outcomes = [o for batch in pool.map(client, range(clients)) for o in batch]
+    wall = time.perf_counter() - start
+    latencies = sorted(seconds for _, seconds, _ in outcomes)
+    failures = [why for ok, _, why in outcomes if not ok]
+
+    def percentile(p: float) -> float:
+        return latencies[min(len(latencies) - 1, int(p * len(latencies)))] * 1000
+
+    return {
+        "calls": len(outcomes),
+        "failures": failures,
+        "wall": wall,
+        "p50": percentile(0.5),
+        "p95": percentile(0.95),
+        "max": latencies[-1] * 1000,
+    }
+
+
+def http_idle(clients: int, calls: int, idle: int) -> int:
+    """The ``--http-idle`` measurement; prints its table, returns the exit status."""
+    with tempfile.TemporaryDirectory() as agent:
+        os.environ["XDG_CACHE_HOME"] = str(Path(agent, "cache"))
+        for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY"):
+            os.environ.pop(name, None)
+        with FakeAPI(latency=0.0) as fake:
+            _config(Path(agent), fake.url)
+            proc, port = _serve_http(Path(agent))
+            try:
+                _clients(port, min(clients, 4), 2)  # warm-up: imports, sessions, workers
+                baseline = _clients(port, clients, calls)
+                with IdleSockets(port, idle) as held:
+                    # Past the server's head timeout: the first sockets were closed and reopened.
+                    time.sleep(IDLE_WARM_SECONDS)
+                    loaded = _clients(port, clients, calls)
+                    reopened = held.reopened
+            finally:
+                proc.terminate()
+                try:
+                    proc.wait(15)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+    rows = [("no idle sockets", baseline), (f"{idle} idle sockets", loaded)]
+    print(f"pi-web mcp --http: {clients} authenticated clients x {calls} tools/call (web_search)")
+    print(f"{'':18}{'calls':>7}{'failed':>8}{'p50 ms':>9}{'p95 ms':>9}{'max ms':>9}{'wall s':>8}")
+    for label, row in rows:
+        print(
+            f"{label:18}{row['calls']:>7}{len(row['failures']):>8}{row['p50']:>9.1f}"
+            f"{row['p95']:>9.1f}{row['max']:>9.1f}{row['wall']:>8.2f}"
+        )
+    print(
+        f"overhead with {idle} idle sockets: p50 {loaded['p50'] - baseline['p50']:+.1f} ms, "
+        f"p95 {loaded['p95'] - baseline['p95']:+.1f} ms; idle sockets the server closed "
+        f"(and the bench reopened): {reopened}"
+    )
+    failures = baseline["failures"] + loaded["failures"]
+    if failures:
+        print("first failure:", failures[0])
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores")
+    return 1 if failures else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run both checks, print their numbers, exit 1 when one fails."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="a smaller run (the test suite's)")
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--http-idle",
+        action="store_true",
+        help="measure the HTTP MCP server: authenticated clients with and without idle sockets",
+    )
+    parser.add_argument("--clients", type=int, default=20, help="--http-idle: concurrent clients")
+    parser.add_argument("--calls", type=int, default=10, help="--http-idle: calls per client")
+    parser.add_argument("--idle", type=int, default=150, help="--http-idle: idle sockets held open")
     options = parser.parse_args(argv)
     if options.child:
         _child(options.child[0], int(options.child[1]))
         return 0
+    if options.http_idle:
+        clients, calls = (5, 4) if options.quick else (options.clients, options.calls)
+        return http_idle(clients, calls, options.idle)
     processes, per_process, in_one = (4, 5, 200) if options.quick else (20, 20, 1000)
     with tempfile.TemporaryDirectory() as agent:
         os.environ["PI_CODING_AGENT_DIR"] = agent

@@ -12,6 +12,10 @@ behind any load balancer with no session affinity. Uvicorn (installed with the S
 - ``GET /healthz`` answers 200 once the server accepts calls (no token needed; it tells nothing).
 - Tool calls run in worker threads, at most ``max_calls`` at once; a slow call holds one slot
   and nothing else. Keys stay in the server's config; clients only ever see results.
+- A connection must send its whole request head within ``HEAD_TIMEOUT_SECONDS`` of opening (or
+  of its previous answer), however it trickles it, or it is closed; connections waiting for a
+  head cost nothing else: the 503 limit (``request_limit``) counts requests in progress only,
+  so idle sockets opened without the token cannot starve ``/healthz`` or authenticated calls.
 - Stderr gets one line per call (tool, outcome, duration) and per refused request, never
   arguments, headers or keys.
 - SIGINT / SIGTERM stop accepting, let running calls finish for up to 5 s, and exit (130 / 0);
@@ -46,6 +50,8 @@ MIN_TOKEN_LENGTH = 16
 MCP_PATH = "/mcp"
 HEALTH_PATH = "/healthz"
 GRACEFUL_SECONDS = 5
+#: Seconds a connection has to send its request head (from opening, or from its last answer).
+HEAD_TIMEOUT_SECONDS = 5.0
 _LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 _REASONS = {
     400: "bad request",
@@ -55,6 +61,7 @@ _REASONS = {
     405: "method not allowed",
     406: "not acceptable",
     413: "body too large",
+    503: "too many requests in progress",
     415: "unsupported content type",
     421: "Host not allowed",
     500: "server error",
@@ -115,15 +122,36 @@ def read_token(options: HttpOptions, environ: dict[str, str] | None = None) -> s
     return token
 
 
+#: The most a token file may hold (a token is at least 16 characters; 4 KiB leaves room).
+MAX_TOKEN_FILE_BYTES = 4096
+
+
 def _token_from_file(path: str) -> str:
+    """The token in *path*: a regular file of at most :data:`MAX_TOKEN_FILE_BYTES`. Opened
+    without blocking, so a FIFO (or a device) is refused at once instead of hanging start-up."""
     try:
-        with open(path, encoding="utf-8") as handle:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    except OSError as exc:
+        raise UsageError(f"--token-file {path}: {exc.strerror or exc}") from None
+    try:
+        with os.fdopen(fd, "rb") as handle:
             info = os.fstat(handle.fileno())
             if not stat.S_ISREG(info.st_mode):
                 raise UsageError(f"--token-file {path}: not a regular file")
-            text = handle.read(4096)
+            if info.st_size > MAX_TOKEN_FILE_BYTES:
+                raise UsageError(
+                    f"--token-file {path}: too large for a token file ({info.st_size} bytes; "
+                    f"at most {MAX_TOKEN_FILE_BYTES})"
+                )
+            data = handle.read(MAX_TOKEN_FILE_BYTES + 1)  # bounded: it may grow after the stat
     except OSError as exc:
         raise UsageError(f"--token-file {path}: {exc.strerror or exc}") from None
+    if len(data) > MAX_TOKEN_FILE_BYTES:
+        raise UsageError(
+            f"--token-file {path}: too large for a token file (at most {MAX_TOKEN_FILE_BYTES} bytes)"
+        )
+    try:
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise UsageError(f"--token-file {path}: not UTF-8 text") from None
     token = text.strip()
@@ -191,14 +219,22 @@ async def _send_json(send: Callable, status: int, body: dict, headers: list | No
     await send({"type": "http.response.body", "body": data})
 
 
-class Gate:
-    """The ASGI app in front of the SDK: ``/healthz``, the bearer token, and a log line for
-    every refused request; ``/mcp`` requests that pass go to *handler* (the SDK)."""
+def request_limit(max_calls: int) -> int:
+    """Requests in progress past which ``/mcp`` answers 503 (a call waiting for a slot counts)."""
+    return max(64, max_calls * 4)
 
-    def __init__(self, handler: Callable, token: str | None, tools: int):
+
+class Gate:
+    """The ASGI app in front of the SDK: ``/healthz``, the bearer token, the limit of requests
+    in progress (*limit*: 503 past it; connections that sent no request are not counted), and a
+    log line for every refused request; ``/mcp`` requests that pass go to *handler* (the SDK)."""
+
+    def __init__(self, handler: Callable, token: str | None, tools: int, limit: int = 128):
         self.handler = handler
         self.token = token.encode() if token else None
         self.tools = tools
+        self.limit = limit
+        self.active = 0
 
     def authorized(self, scope: dict) -> bool:
         """True when no token is set or the request carries it as ``Authorization: Bearer``."""
@@ -236,8 +272,19 @@ class Gate:
                     {"error": "unauthorized: send Authorization: Bearer <token>"},
                     [(b"www-authenticate", b'Bearer realm="pi-web mcp"')],
                 )
+            elif self.active >= self.limit:
+                await _send_json(
+                    watch,
+                    503,
+                    {"error": "too many requests in progress; retry shortly"},
+                    [(b"retry-after", b"1")],
+                )
             else:
-                await self.handler(scope, receive, watch)
+                self.active += 1
+                try:
+                    await self.handler(scope, receive, watch)
+                finally:
+                    self.active -= 1
         except Exception as exc:  # noqa: BLE001 - one line, never a traceback
             _log(
                 f"request failed: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
@@ -278,6 +325,55 @@ def _url(host: str, port: int) -> str:
     return f"http://{shown}:{port}{MCP_PATH}"
 
 
+def _head_timeout_protocol() -> type:
+    """uvicorn's h11 protocol, closing a connection that has not sent its whole request head
+    within :data:`HEAD_TIMEOUT_SECONDS` of opening or of its last answer. Data trickling in
+    does not restart the clock (uvicorn's keep-alive timeout is restarted by any byte, and a
+    new connection has none at all)."""
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    class HeadTimeoutProtocol(H11Protocol):
+        _head_timer: Any = None
+
+        def connection_made(self, transport: Any) -> None:
+            super().connection_made(transport)
+            self._await_head()
+
+        def _await_head(self) -> None:
+            self._stop_head_clock()
+            self._head_timer = self.loop.call_later(HEAD_TIMEOUT_SECONDS, self._head_overdue)
+
+        def _stop_head_clock(self) -> None:
+            if self._head_timer is not None:
+                self._head_timer.cancel()
+                self._head_timer = None
+
+        def _head_overdue(self) -> None:
+            self._head_timer = None
+            waiting = self.cycle is None or self.cycle.response_complete
+            if waiting and not self.transport.is_closing():
+                self.transport.close()
+
+        def handle_events(self) -> None:
+            cycle = self.cycle
+            super().handle_events()
+            if self.cycle is not cycle:  # a request head arrived: its answer is on its way
+                self._stop_head_clock()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            if not self.transport.is_closing() and (
+                self.cycle is None or self.cycle.response_complete
+            ):
+                self._await_head()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._stop_head_clock()
+            super().connection_lost(exc)
+
+    return HeadTimeoutProtocol
+
+
 async def _serve(gate: Gate, manager: Any, sock: socket.socket, options: HttpOptions) -> int:
     import anyio
     import uvicorn
@@ -294,7 +390,10 @@ async def _serve(gate: Gate, manager: Any, sock: socket.socket, options: HttpOpt
         access_log=False,
         server_header=False,
         timeout_graceful_shutdown=GRACEFUL_SECONDS,
-        limit_concurrency=max(64, options.max_calls * 4),
+        http=_head_timeout_protocol(),
+        # uvicorn's limit counts every open connection, idle ones included: 130 sockets that
+        # send nothing made every request 503. The Gate counts requests in progress instead.
+        limit_concurrency=None,
     )
     server = Server(config)
 
@@ -367,7 +466,7 @@ def serve_http(host: Host | None, options: HttpOptions, environ: dict | None = N
         json_response=True,
         security_settings=security_settings(options, sock.getsockname()[1]),
     )
-    gate = Gate(manager.handle_request, token, len(host.tools))
+    gate = Gate(manager.handle_request, token, len(host.tools), request_limit(options.max_calls))
     try:
         status = anyio.run(_serve, gate, manager, sock, options, backend="asyncio")
     finally:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import stat
+import threading
 import time
 
 from attrs import frozen
@@ -157,24 +158,66 @@ SPILL_MAX_AGE_SECONDS = 24 * 3600
 SPILL_MAX_TOTAL_BYTES = 64 * 1024 * 1024
 
 
-def spill_directory() -> str:
-    """The private directory full outputs go to: ``$TMPDIR/pi-tool-output-<uid>`` (0700).
-
-    A path there that is not a directory of ours with mode 0700 (a planted link, another
-    user's directory) is never used: a fresh private directory is made instead.
-    """
-    import tempfile
-
-    uid = os.getuid() if hasattr(os, "getuid") else 0
-    path = os.path.join(tempfile.gettempdir(), f"pi-tool-output-{uid}")
+def _private_directory(path: str, uid: int) -> str:
+    """Make *path* a 0700 directory of this user if it is missing. ``"ok"``: it is one;
+    ``"taken"``: something else is there (a link, a file, another user's directory, or one open
+    to others, who may have planted files in it), never used; ``"error"``: it cannot be made."""
     try:
         os.mkdir(path, 0o700)
     except FileExistsError:
         pass
-    info = os.lstat(path)
+    except OSError:
+        return "error"
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return "error"
     if not stat.S_ISDIR(info.st_mode) or info.st_uid != uid or stat.S_IMODE(info.st_mode) & 0o077:
+        return "taken"
+    return "ok"
+
+
+_fallback_lock = threading.Lock()
+_fallback: tuple[tuple, str] | None = None  # (where it was chosen for, the folder)
+
+
+def spill_directory() -> str:
+    """The private directory full outputs go to: ``$TMPDIR/pi-tool-output-<uid>`` (0700).
+
+    When that name is taken by something else (a planted link or file, another user's directory,
+    a directory others can write), the outputs go to ``pi-tool-output-<uid>`` in the user's
+    cache folder (``$XDG_CACHE_HOME`` or ``~/.cache``), which others cannot create: one stable
+    folder, so pruning still sees every file. Only when neither can be used is a fresh private
+    directory made, once per process.
+    """
+    import tempfile
+
+    global _fallback
+    uid = os.getuid() if hasattr(os, "getuid") else 0
+    name = f"pi-tool-output-{uid}"
+    path = os.path.join(tempfile.gettempdir(), name)
+    state = _private_directory(path, uid)
+    if state == "ok":
+        return path
+    if state == "error":  # an unwritable temp directory: the caller says it could not save
         return tempfile.mkdtemp(prefix="pi-tool-output-")
-    return path
+    cache = os.environ.get("XDG_CACHE_HOME", "").strip() or os.path.join(
+        os.path.expanduser("~"), ".cache"
+    )
+    where = (tempfile.gettempdir(), cache, uid)
+    with _fallback_lock:
+        if _fallback is not None and _fallback[0] == where:
+            if _private_directory(_fallback[1], uid) == "ok":
+                return _fallback[1]
+        path = os.path.join(cache, name)
+        try:
+            os.makedirs(cache, 0o700, exist_ok=True)
+        except OSError:
+            pass
+        if not (os.path.isabs(path) and _private_directory(path, uid) == "ok"):
+            path = tempfile.mkdtemp(prefix="pi-tool-output-")
+        _fallback = (where, path)
+        return path
 
 
 def _prune(directory: str, keep: str) -> None:

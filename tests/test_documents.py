@@ -188,7 +188,8 @@ def exa(site, write_config):
                         "name": "exa",
                         "type": "exa",
                         "apiKey": SECRET,
-                        "options": {"baseUrl": fake.base_url},
+                        # the test pages are on loopback: let the ladder hand them to Exa
+                        "options": {"baseUrl": fake.base_url, "allowPrivateNetwork": True},
                     },
                 ],
             }

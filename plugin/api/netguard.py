@@ -18,15 +18,24 @@ import requests
 __all__ = [
     "ALLOW_HINT",
     "RefusedAddress",
+    "allow_hint",
     "classify_address",
+    "describe_host",
     "guarded_adapter",
     "host_refusal",
     "is_proxied",
+    "literal_address",
     "request_target",
     "resolve_host",
 ]
 
-ALLOW_HINT = 'set "allowPrivateNetwork": true in the direct provider\'s options to allow it'
+
+def allow_hint(provider: str = "direct") -> str:
+    """How the user lets *provider* reach private networks, for a refusal message."""
+    return f'set "allowPrivateNetwork": true in the {provider} provider\'s options to allow it'
+
+
+ALLOW_HINT = allow_hint("direct")
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 _METADATA = {ipaddress.ip_address("169.254.169.254"), ipaddress.ip_address("fd00:ec2::254")}
@@ -78,10 +87,41 @@ def _literal_address(host: str) -> IPAddress | None:
     return None
 
 
+def literal_address(host: str) -> IPAddress | None:
+    """*host* as an IP address when it is written as one (``127.1``-style forms too)."""
+    return _literal_address(host.lower().rstrip("."))
+
+
 def resolve_host(host: str, port: int) -> list[str]:
     """Every address *host* resolves to (raises ``socket.gaierror`` when it does not resolve)."""
     infos = socket.getaddrinfo(host, port, proto=socket.IPPROTO_TCP)
     return [info[4][0] for info in infos]
+
+
+def describe_host(host: str, port: int, *, resolve: bool = True) -> str | None:
+    """Why *host* is not a public host (``"10.0.0.5 is a private address"``, ``"intranet
+    resolves to a private address (10.0.0.5)"``), or ``None``. IP literals (``127.1``-style
+    forms too) and ``localhost`` names are judged as written; other names, with *resolve*, by
+    every address they resolve to (raises ``OSError`` when the name does not resolve)."""
+    host = host.lower().rstrip(".")
+    literal = _literal_address(host)
+    if literal is not None:
+        reason = classify_address(literal)
+        return f"{host} is {reason}" if reason else None
+    if host == "localhost" or host.endswith(".localhost"):
+        return f"{host} is a loopback address"
+    if not resolve:
+        return None
+    try:
+        addresses = resolve_host(host, port)
+    except UnicodeError as exc:
+        raise OSError(str(exc)) from None
+    for address in addresses:
+        ip = _literal_address(address)
+        reason = classify_address(ip) if ip is not None else "an unrecognized address"
+        if reason:
+            return f"{host} resolves to {reason} ({address})"
+    return None
 
 
 def host_refusal(host: str, port: int, *, proxied: bool = False) -> str | None:
@@ -90,25 +130,11 @@ def host_refusal(host: str, port: int, *, proxied: bool = False) -> str | None:
     Through a proxy only the literal host is checked (IP literals, ``localhost``): the proxy
     resolves names itself.
     """
-    host = host.lower().rstrip(".")
-    literal = _literal_address(host)
-    if literal is not None:
-        reason = classify_address(literal)
-        return f"refused: {host} is {reason}; {ALLOW_HINT}" if reason else None
-    if host == "localhost" or host.endswith(".localhost"):
-        return f"refused: {host} is a loopback address; {ALLOW_HINT}"
-    if proxied:
-        return None
     try:
-        addresses = resolve_host(host, port)
-    except (OSError, UnicodeError):
+        reason = describe_host(host, port, resolve=not proxied)
+    except OSError:
         return "could not resolve the host name"
-    for address in addresses:
-        ip = _literal_address(address)
-        reason = classify_address(ip) if ip is not None else "an unrecognized address"
-        if reason:
-            return f"refused: {host} resolves to {reason} ({address}); {ALLOW_HINT}"
-    return None
+    return f"refused: {reason}; {ALLOW_HINT}" if reason else None
 
 
 def request_target(url: str) -> tuple[str, str, int]:

@@ -173,9 +173,16 @@ class CommonOptions:
 
 @frozen(kw_only=True)
 class ApiOptions(CommonOptions):
-    """Options of a provider that calls an API: ``baseUrl`` for proxies, gateways and tests."""
+    """Options of a provider that calls an API: ``baseUrl`` for proxies, gateways and tests.
+
+    ``allowPrivateNetwork`` (fetchers only): ``web_fetch`` may hand this provider URLs whose host
+    is private, loopback, link-local, a cloud metadata address or a single-label name. Off,
+    such a URL is refused before it leaves the machine (an intranet address means nothing to a
+    service on the internet, and its name and query would reach a third party).
+    """
 
     base_url: str | None = option(None, validator=http_url())
+    allow_private_network: bool = option(False)
 
 
 # --- configuration handed to a factory --------------------------------------------------------
@@ -272,7 +279,9 @@ class FetchedPage:
     larger ``text_max_characters``, it returns more). ``links``: the page's links as (text,
     absolute URL), when the provider knows them. ``escalate``: why another fetcher may do
     better (``"app shell"``: the content needs JavaScript; ``"no text"``), so ``web_fetch`` can
-    retry the URL through another configured fetch provider.
+    retry the URL through another configured fetch provider. ``degraded``: why the answer is not
+    the page's best and may differ if asked again soon (``"main-content extraction stopped
+    after 9.9 s (timeoutSeconds)"``); such answers are cached only briefly.
     """
 
     url: str
@@ -292,6 +301,7 @@ class FetchedPage:
     more_text: bool = False
     links: tuple[tuple[str, str], ...] = ()
     escalate: str | None = None
+    degraded: str | None = None
 
 
 @frozen(kw_only=True)
@@ -456,6 +466,10 @@ class ProviderType:
         (``defaultFetchProvider`` for ``fetch``); never as the ``defaultProvider`` or as the
         first provider able. Kagi declares ``fetch``: Kagi Extract costs credit and reads https
         only, so a Kagi user's ``web_fetch`` keeps the keyless fetcher unless they choose it.
+    :param fetches_locally: its ``fetch`` downloads pages from this machine (``direct``): a
+        URL handed to it reaches no third party, and the host check before it follows the
+        network guard's proxy rule (through a proxy only literal addresses are judged). A type
+        that fetches through a service (the default) gets every host resolved and judged here.
     :param precedence: order among implicit providers (flat keys, environment): lower first.
     :param setup_hint: for a type that is never chosen on its own (an opt-in keyless one), one
         sentence saying how to turn it on; the "nothing configured" message and ``pi-web config``
@@ -472,6 +486,7 @@ class ProviderType:
     key: ApiKey | None = None
     fallback_for: frozenset = field(default=frozenset(), converter=_names)
     on_request: frozenset = field(default=frozenset(), converter=_names)
+    fetches_locally: bool = False
     precedence: int = 100
     setup_hint: str | None = None
     plugin_name: str | None = None

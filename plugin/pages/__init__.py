@@ -26,13 +26,16 @@ __all__ = ["PageText", "Unreadable", "content_kind", "prewarm", "read"]
 @frozen(kw_only=True)
 class PageText:
     """A body read as text: its title, text, notes for the model, links (text, URL), and why
-    another fetcher may do better (``escalate``: ``"app shell"``, ``"no text"``)."""
+    another fetcher may do better (``escalate``: ``"app shell"``, ``"no text"``), and why the
+    conversion fell back (``degraded``: the deadline, memory or a stopped worker), so the
+    answer is not cached for long."""
 
     title: str | None = None
     text: str = ""
     notes: tuple[str, ...] = ()
     links: tuple[tuple[str, str], ...] = ()
     escalate: str | None = None
+    degraded: str | None = None
 
 
 class Unreadable(ValueError):
@@ -80,57 +83,75 @@ def read(
     elif kind in ("text", "html") and is_feed(body):
         kind = "feed"
     bounds = {"deadline": deadline, "cancel": cancel}
+    fell_back: list[str] = []
+
+    def marked(fallback):  # noqa: ANN001, ANN202 - a conversion's fallback, remembered
+        def run(reason: str) -> tuple:
+            fell_back.append(reason)
+            return fallback(reason)
+
+        return run
+
+    def page(*result: object, escalate: str | None = None) -> PageText:
+        return _page(*result, escalate, fell_back[0] if fell_back else None)
 
     if kind == "pdf":
         title, text, notes, links = workers.convert_bounded(
             {**encode_body("pdf", body), "url": url},
-            fallback=lambda reason: (
-                None,
-                "",
-                [f"the PDF could not be read: reading it {reason}"],
-                [],
+            fallback=marked(
+                lambda reason: (None, "", [f"the PDF could not be read: reading it {reason}"], [])
             ),
             **bounds,
         )
         no_text = not text and any(_NO_TEXT_LAYER in note for note in notes)
-        return _page(title, text, notes, links, "no text" if no_text else None)
+        return page(title, text, notes, links, escalate="no text" if no_text else None)
 
     text = decode_body(body, content_type)
     if kind == "feed":
         result = workers.convert_bounded(
             {**encode_body("feed", body), "url": url, "content_type": content_type},
-            fallback=lambda reason: (
-                None,
-                text,
-                [f"the feed could not be read as a feed (reading it {reason}); showing its source"],
-                [],
+            fallback=marked(
+                lambda reason: (
+                    None,
+                    text,
+                    [
+                        f"the feed could not be read as a feed (reading it {reason}); showing its source"
+                    ],
+                    [],
+                )
             ),
             **bounds,
         )
-        return _page(*result)
+        return page(*result)
     if kind == "json":
         result = workers.convert_bounded(
             {"kind": "json", "text": text, "url": url},
-            fallback=lambda reason: (
-                None,
-                text,
-                [f"JSON shown as it came: re-indenting it {reason}"],
-                [],
+            fallback=marked(
+                lambda reason: (
+                    None,
+                    text,
+                    [f"JSON shown as it came: re-indenting it {reason}"],
+                    [],
+                )
             ),
             **bounds,
         )
-        return _page(*result)
+        return page(*result)
     if kind == "html":
-        title, text, notes, links = workers.extract_html(text, url, **bounds)
-        return _page(title, text, notes, links, "app shell" if APP_SHELL_NOTE in notes else None)
+        title, text, notes, links = workers.extract_html(
+            text, url, on_fallback=fell_back.append, **bounds
+        )
+        shell = "app shell" if APP_SHELL_NOTE in notes else None
+        return page(title, text, notes, links, escalate=shell)
     return PageText(text=text)
 
 
-def _page(title, text, notes, links, escalate=None) -> PageText:  # noqa: ANN001 - a worker's answer
+def _page(title, text, notes, links, escalate=None, degraded=None) -> PageText:  # noqa: ANN001 - a worker's answer
     return PageText(
         title=title or None,
         text=text or "",
         notes=tuple(str(note) for note in notes),
         links=tuple((str(label), str(link)) for label, link in links),
         escalate=escalate,
+        degraded=degraded,
     )

@@ -299,13 +299,22 @@ def extract_html(
     *,
     deadline: float | None = None,
     cancel: threading.Event | None = None,
+    on_fallback: Callable[[str], Any] | None = None,
 ) -> tuple:
     """``content.extract_html(page, url)`` in a bounded worker; raises ``InterruptedError`` when
     *cancel* is set. Past the monotonic *deadline* (less the time the fallback needs), or when
-    the worker runs out of memory or dies, the page's whole text is returned with a note."""
+    the worker runs out of memory or dies, the page's whole text is returned with a note (and
+    ``on_fallback(reason)`` is called)."""
+
+    def fallback(reason: str) -> tuple:
+        reason = f"main-content extraction {reason}"
+        if on_fallback is not None:
+            on_fallback(reason)
+        return _fallback(page, reason)
+
     return convert_bounded(
         {"kind": "html", "text": page, "url": url},
-        fallback=lambda reason: _fallback(page, f"main-content extraction {reason}"),
+        fallback=fallback,
         deadline=deadline,
         cancel=cancel,
         pending=min(len(page), FALLBACK_CHARS),

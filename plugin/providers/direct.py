@@ -347,6 +347,7 @@ class DirectProvider:
             notes=(*notes, *found.notes),
             links=found.links,
             escalate=found.escalate,
+            degraded=found.degraded,
             **facts,
         )
 
@@ -362,6 +363,7 @@ DIRECT = ProviderType(
     options_class=DirectOptions,
     fallback_for={"fetch"},
     fetch=Fetch(modes={"text"}),
+    fetches_locally=True,
 )
 
 

@@ -60,6 +60,7 @@ _TOP_LEVEL_KEYS = (
     "defaultProvider",
     "providers",
     "cache",
+    "fetchLadder",
     "providerOptions",
     *TOOL_DEFAULT_KEYS.values(),
 )
@@ -78,7 +79,9 @@ class Config:
     none (the shared file of other pi extensions: providers come from flat keys such as
     ``kagiApiKey`` and key variables). ``notes`` are facts for ``pi-web config`` (keys of other
     extensions ignored); ``warnings`` also reach the tools' details. ``tool_defaults`` maps a
-    capability to the provider ``default<Capability>Provider`` names.
+    capability to the provider ``default<Capability>Provider`` names. ``fetch_ladder`` is
+    ``fetchLadder``: ``True`` (the other configured fetchers that serve by default, in file
+    order), ``False`` (off) or the names of the fetchers to try, in order.
     """
 
     path: Path
@@ -92,6 +95,7 @@ class Config:
     notes: tuple[str, ...] = ()
     tool_defaults: tuple[tuple[str, str], ...] = ()
     ignored: str | None = None
+    fetch_ladder: bool | tuple[str, ...] = True
 
     def get(self, name: str) -> ProviderConfig | None:
         """The provider called *name*, or ``None``."""
@@ -307,6 +311,41 @@ def parse_cache(raw: Any) -> tuple[CacheSettings, list[str]]:
     return CacheSettings(enabled=enabled, ttl_seconds=ttl, max_megabytes=size), warnings
 
 
+# --- the fetch ladder -------------------------------------------------------------------------
+
+
+def parse_fetch_ladder(
+    raw: Any, providers: Any, types: Mapping[str, ProviderType]
+) -> tuple[bool | tuple[str, ...], list[str]]:
+    """``fetchLadder``: ``true`` (the default), ``false`` (off) or a list of provider names (the
+    fetchers to try, in that order; on-request ones such as Kagi only this way). A value that
+    cannot be read turns the ladder off with a warning: a setting meant to keep URLs at home
+    never sends them out by being misspelt."""
+    if raw is None or raw is True:
+        return True, []
+    if raw is False:
+        return False, []
+    if not isinstance(raw, list) or not all(isinstance(name, str) for name in raw):
+        return False, [
+            f"fetchLadder: expected true, false or a list of provider names, got "
+            f"{describe(raw, show=True)}; the fetch ladder is off"
+        ]
+    warnings = []
+    able = {p.name: p for p in providers if types[p.type].can("fetch")}
+    names = []
+    for name in dict.fromkeys(raw):
+        if name in able:
+            names.append(name)
+            continue
+        if any(p.name == name for p in providers):
+            why = "it cannot fetch"
+        else:
+            why = "no such provider"
+        known = ", ".join(able) or "none"
+        warnings.append(f"fetchLadder: {name!r} ignored ({why}; fetchers: {known})")
+    return tuple(names) if names else False, warnings
+
+
 # --- the file ---------------------------------------------------------------------------------
 
 
@@ -456,16 +495,18 @@ def parse_config(text: str, path: Path, types: Mapping[str, ProviderType]) -> Co
             needs_key=types[example].needs_api_key if example in types else True,
         )
     cache, cache_warnings = parse_cache(raw.get("cache"))
+    ladder, ladder_warnings = parse_fetch_ladder(raw.get("fetchLadder"), providers, types)
     return Config(
         path=path,
         source="file",
         providers=tuple(providers),
         default_provider=default,
-        warnings=tuple(warnings + cache_warnings),
+        warnings=tuple(warnings + cache_warnings + ladder_warnings),
         key_problems=tuple(key_problems),
         cache=cache,
         notes=tuple(notes),
         tool_defaults=tool_defaults,
+        fetch_ladder=ladder,
     )
 
 
@@ -587,16 +628,18 @@ def _shared_file(
         listing = "\n".join(f"- {line}" for line in errors)
         raise _problem(path, f"{len(errors)} problem(s):\n{listing}")
     cache, cache_warnings = parse_cache(raw.get("cache"))
+    ladder, ladder_warnings = parse_fetch_ladder(raw.get("fetchLadder"), providers, types)
     return Config(
         path=path,
         source="file",
         shape="shared",
         providers=tuple(providers),
         default_provider=default,
-        warnings=tuple(warnings + cache_warnings),
+        warnings=tuple(warnings + cache_warnings + ladder_warnings),
         cache=cache,
         notes=tuple(notes),
         tool_defaults=tool_defaults,
+        fetch_ladder=ladder,
     )
 
 
@@ -682,25 +725,27 @@ def trust_warnings(path: Path) -> list[str]:
     return found
 
 
-def _guard_env_keys(config: Config, untrusted: bool) -> Config:
-    """An environment key goes to a ``baseUrl`` set in the file only when the file is
-    trusted, and ``pi-web config`` (and ``details.warnings``) always say so."""
+def _guard_keys(config: Config, untrusted: bool) -> Config:
+    """A key goes to a ``baseUrl`` set in the file only when the file is trusted: when others
+    can change the file (or its folder), no key at all (from the file or the environment) is
+    sent to a ``baseUrl`` read from it, and the provider says why. With a trusted file, an
+    environment key sent to a ``baseUrl`` is said in ``pi-web config`` and ``details.warnings``."""
     providers, warnings, problems = [], list(config.warnings), list(config.key_problems)
     for provider in config.providers:
         base_url = getattr(provider.options, "base_url", None)
-        if provider.key_from_env and base_url:
-            where = f"providers ({provider.name})"
-            if untrusted:
-                problems.append(
-                    f"{where}: {provider.key_from_env} is not sent to baseUrl {base_url}: the "
-                    'config can be changed by other users; fix its permissions or add "apiKey"'
-                )
-                provider = attrs.evolve(provider, api_key=None, key_from_env=None)
-            else:
-                warnings.append(
-                    f"{where}: {provider.key_from_env} from the environment is sent to "
-                    f"baseUrl {base_url}, not the provider's default API"
-                )
+        where = f"providers ({provider.name})"
+        if provider.api_key and base_url and untrusted:
+            what = provider.key_from_env or "its API key"
+            problems.append(
+                f"{where}: {what} is not sent to baseUrl {base_url}: the config can be changed "
+                f"by other users; fix its permissions (chmod go-w {config.path}) or remove baseUrl"
+            )
+            provider = attrs.evolve(provider, api_key=None, key_from_env=None)
+        elif provider.key_from_env and base_url:
+            warnings.append(
+                f"{where}: {provider.key_from_env} from the environment is sent to "
+                f"baseUrl {base_url}, not the provider's default API"
+            )
         providers.append(provider)
     return attrs.evolve(
         config,
@@ -788,7 +833,8 @@ def load_config(types: Mapping[str, ProviderType], path: Path | None = None) -> 
             else None
         )
         trust = trust_warnings(path)
-        config = _guard_env_keys(config, untrusted=bool(trust))
+        redaction.remember(p.api_key for p in config.providers)  # withheld ones stay redacted
+        config = _guard_keys(config, untrusted=bool(trust))
         added = ([warning] if warning else []) + trust
         if added:
             config = attrs.evolve(config, warnings=config.warnings + tuple(added))

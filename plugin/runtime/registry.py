@@ -438,7 +438,7 @@ def resolve_provider(
     provider_type = types[chosen.type]
     if chosen.api_key is None and provider_type.needs_api_key:
         withheld = [p for p in config.key_problems if p.startswith(f"providers ({chosen.name}):")]
-        if withheld:  # an environment key kept from a baseUrl others could have planted
+        if withheld:  # a key kept from a baseUrl others could have planted
             raise ConfigError(f"Provider {chosen.name!r}: {withheld[0].split(': ', 1)[1]}.")
         if provider_type.env_key_implies_provider:
             raise _env_key_error(provider_type, capability, config, types)

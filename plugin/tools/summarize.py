@@ -95,8 +95,11 @@ def execute(args: dict, ctx: ToolContext) -> ToolResult:
         details["cache"] = {"hit": True, "ageSeconds": round(age, 1)}
     output = truncate_output(strip_control(response.output), prefix="pi-summarize")
     details.update(output.details())
-    if config.warnings:
-        details["warnings"] = list(config.warnings)
+    from ..runtime.run import warnings as run_warnings
+
+    warned = run_warnings(config)  # the config's, and the cache's (files moved aside)
+    if warned:
+        details["warnings"] = warned
     return ToolResult(content=output.text, details=details)
 
 

@@ -291,8 +291,11 @@ def _details(
     }
     if offset:
         details["offset"] = offset
-    if config.warnings:
-        details["warnings"] = list(config.warnings)
+    from ..runtime.run import warnings as run_warnings
+
+    warned = run_warnings(config)  # the config's, and the cache's (files moved aside)
+    if warned:
+        details["warnings"] = warned
     return details
 
 

@@ -158,8 +158,11 @@ def execute(args: dict, ctx: ToolContext) -> ToolResult:
     }
     if balance is not None:
         details["apiBalance"] = balance
-    if config.warnings:
-        details["warnings"] = list(config.warnings)
+    from ..runtime.run import warnings as run_warnings
+
+    warned = run_warnings(config)  # the config's, and the cache's (files moved aside)
+    if warned:
+        details["warnings"] = warned
     failures = [q for q in per_query if "error" in q]
     if len(failures) == len(queries):
         if len(queries) == 1:

@@ -152,6 +152,8 @@ def _cache_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _cache(options: argparse.Namespace, cli: Any) -> int:
+    import sqlite3
+
     from pi_hostspec.truncate import format_size
 
     from ..api.errors import ConfigError
@@ -170,16 +172,36 @@ def _cache(options: argparse.Namespace, cli: Any) -> int:
             )
             return 0
         directory, size, count = cache.usage(settings)
-    except OSError as exc:
-        cli.print(f"Cache unavailable at {cache.cache_directory()}: {exc.strerror or exc}")
+    except cache.CacheDamaged as exc:
+        cli.print(f"Cache unavailable: {exc}")
+        return 1
+    except (OSError, sqlite3.Error) as exc:  # busy, unreadable: one line, never a traceback
+        detail = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+        cli.print(f"Cache unavailable at {cache.cache_directory()}: {detail}; try again later")
+        return 1
+    except Exception as exc:  # noqa: BLE001 - diskcache's Timeout and the like
+        cli.print(
+            f"Cache unavailable at {cache.cache_directory()}: {type(exc).__name__}; try again later"
+        )
         return 1
     state = "on" if settings.enabled else 'off ("cache": false in web-search.json)'
     ttl = ", ".join(f"{tool} {seconds:g} s" for tool, seconds in settings.ttl_seconds.items())
-    cli.print(
-        f"Cache: {state}\nDirectory: {directory}\nEntries: {count}\n"
-        f"Size: {format_size(size)} of at most {settings.max_megabytes:g} MB\n"
-        f"Time to live: {ttl}\nEmpty it with: pi-web cache clear"
-    )
+    lines = [
+        f"Cache: {state}",
+        f"Directory: {directory}",
+        f"Entries: {count}",
+        f"Size: {format_size(size)} of at most {settings.max_megabytes:g} MB",
+        f"Time to live: {ttl}",
+    ]
+    lines += [f"Warning: {notice.removeprefix('cache: ')}" for notice in cache.notices()]
+    aside = cache.set_aside_files()
+    if aside:
+        lines.append(
+            f"Moved aside (never read; others could have written them): {', '.join(aside)}; "
+            "pi-web cache clear deletes them"
+        )
+    lines.append("Empty it with: pi-web cache clear")
+    cli.print("\n".join(lines))
     return 0
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 __all__ = ["config_report"]
 
 from ..api.defaults import TOOL_FOR as _TOOLS
@@ -55,6 +57,24 @@ def _coverage(config, types, env_provider) -> list[str]:
                 f"add one (types that can: {kinds or 'none'})."
             )
     return lines
+
+
+def _ladder_line(config: Any, types: dict) -> str:
+    """What ``fetchLadder`` makes of this config, in one line."""
+    if config.fetch_ladder is False:
+        return "Fetch ladder: off (fetchLadder: false)"
+    if config.fetch_ladder is True:
+        names = [p.name for p in config.providers if types[p.type].serves_by_default("fetch")]
+        how = "the other fetchers that serve by default"
+    else:
+        names = list(config.fetch_ladder)
+        how = "fetchLadder"
+    listed = ", ".join(names) or "none configured"
+    return (
+        f"Fetch ladder: on ({how}: {listed}); a page refused to bots or needing JavaScript is "
+        "tried there, never a URL with credentials, nor a private host unless that provider "
+        "allows private networks"
+    )
 
 
 def config_report() -> tuple[str, bool]:
@@ -126,6 +146,7 @@ def config_report() -> tuple[str, bool]:
         lines.append(f"Default provider: {config.default_provider}")
     for capability, name in config.tool_defaults:
         lines.append(f"Default for {_TOOLS[capability]}: {name}")
+    lines.append(_ladder_line(config, types))
     lines.append("Providers:")
     for provider in config.providers:
         kind = types[provider.type]
@@ -145,6 +166,7 @@ def config_report() -> tuple[str, bool]:
                 f"{option_key(field)}={getattr(options, field.name)!r}"
                 for field in options_fields(type(options))
                 if getattr(options, field.name) is not None
+                and not (field.name == "allow_private_network" and not getattr(options, field.name))
             ]
             if shown:
                 lines.append(f"  options: {', '.join(shown)}")

@@ -13,7 +13,7 @@ from pi_web_tools.views.config_report import config_report
 from ..conftest import SECRET
 from .cases import KAGI_SEARCH
 from .conftest import assert_clean_error, assert_no_secret
-from .server import json_reply
+from .server import Reply, json_reply
 
 KAGI_OK = {"meta": {"id": "ok"}, "data": [{"t": 0, "url": "https://a.example/", "title": "A"}]}
 
@@ -192,17 +192,69 @@ def test_huge_timeout_still_works(server, tools, write_config):
 
 @pytest.mark.parametrize("mode", [0o620, 0o602, 0o660])
 def test_config_writable_by_others_warns(mode, server, tools, write_config, capsys):
-    """A config that group or others can write works, with a warning in the report and details."""
+    """A config that group or others can write is warned about in the report and details (and
+    its key is not sent to the baseUrl it sets: see the next test)."""
     from pi_hostspec.cli import main
 
-    server.script(json_reply(KAGI_OK))
-    path = write_config(KAGI_SEARCH.config(server), mode=mode)
+    server.script(Reply(200, "page text", content_type="text/plain"))
+    config = {
+        "providers": [
+            {"name": "kagi", "type": "kagi", "apiKey": SECRET},
+            {"name": "direct", "type": "direct", "options": {"allowPrivateNetwork": True}},
+        ]
+    }
+    path = write_config(config, mode=mode)
     assert main(["config"]) == 0
     report = capsys.readouterr().out
     assert f"Warning: {path} is writable by other users" in report
     assert f"chmod go-w {path}" in report and SECRET not in report
-    outcome = tools.call("web_search", {"queries": ["x"]})
+    outcome = tools.call("web_fetch", {"urls": [server.url("/a")]})
     assert any("writable by other users" in w for w in outcome.result.details["warnings"])
+
+
+@pytest.mark.parametrize("mode", [0o666, 0o620, 0o602])
+def test_a_file_key_is_not_sent_to_a_base_url_others_could_have_planted(
+    mode, server, tools, write_config, capsys
+):
+    """Issue 21: a key written in a config that others can write never goes to a baseUrl read
+    from it (a planted one would collect it); the call says why and what to do."""
+    from pi_hostspec.cli import main
+
+    server.script(json_reply(KAGI_OK))
+    path = write_config(KAGI_SEARCH.config(server), mode=mode)
+    outcome = tools.call("web_search", {"queries": ["x"]})
+    assert_clean_error(outcome, "is not sent to baseUrl", f"chmod go-w {path}")
+    assert server.count == 0
+    assert_no_secret(outcome)
+    assert main(["config"]) == 1
+    report = capsys.readouterr().out
+    assert "its API key is not sent to baseUrl" in report and SECRET not in report
+
+
+def test_a_file_key_is_not_sent_to_a_base_url_when_the_folder_is_writable(
+    server, tools, agent_dir, write_config
+):
+    server.script(json_reply(KAGI_OK))
+    write_config(KAGI_SEARCH.config(server))
+    agent_dir.chmod(0o777)
+    try:
+        outcome = tools.call("web_search", {"queries": ["x"]})
+    finally:
+        agent_dir.chmod(0o755)
+    assert outcome.result.is_error and "is not sent to baseUrl" in outcome.text
+    assert server.count == 0
+
+
+def test_a_file_key_without_base_url_in_a_writable_config_still_works(tools, write_config):
+    """No baseUrl: the key goes only to the provider's own API, as before (with the warning)."""
+    from pi_web_tools.runtime.registry import current_config
+
+    path = write_config(
+        {"providers": [{"name": "kagi", "type": "kagi", "apiKey": SECRET}]}, mode=0o666
+    )
+    config = current_config()
+    assert config.get("kagi").api_key == SECRET and config.key_problems == ()
+    assert any(str(path) in w for w in config.warnings)
 
 
 def test_config_directory_writable_by_others_warns(server, agent_dir, write_config, capsys):
@@ -212,7 +264,7 @@ def test_config_directory_writable_by_others_warns(server, agent_dir, write_conf
     write_config(KAGI_SEARCH.config(server))
     agent_dir.chmod(0o777)
     try:
-        assert main(["config"]) == 0
+        main(["config"])  # 1: the key is also withheld from the baseUrl (tested below)
     finally:
         agent_dir.chmod(0o755)
     assert f"Warning: {agent_dir} is writable by other users" in capsys.readouterr().out

@@ -187,3 +187,36 @@ def test_spill_files_older_than_a_day_are_removed(server, tools, write_config):
     outcome = big_fetch(server, tools, write_config)
     assert Path(outcome.result.details["fullOutputPath"]).exists()
     assert not old.exists()
+
+
+@pytest.mark.parametrize("squat", ["foreign directory", "file", "open directory"])
+def test_a_squatted_spill_folder_name_does_not_escape_pruning(squat, tmp_path):
+    """Issue 21: another user's directory (or a file) at pi-tool-output-<uid> sent every spill
+    to a new random directory, which no later prune ever looked at. The spills now go to one
+    stable private folder, pruned as usual."""
+    from pi_hostspec import truncate
+
+    squatted = Path(tempfile.gettempdir(), f"pi-tool-output-{os.getuid()}")
+    if squat == "file":
+        squatted.write_text("not a directory")
+    else:
+        squatted.mkdir(mode=0o777)
+        squatted.chmod(0o777)
+        if squat == "foreign directory":
+            if os.getuid() != 0:
+                pytest.skip("needs root to give a directory to another user")
+            os.chown(squatted, 65534, 65534)
+    big = "".join(f"line {i}\n" for i in range(5000))
+    first = truncate.truncate_output(big, prefix="squat").full_output_path
+    folder = Path(first).parent
+    assert folder != squatted and stat.S_IMODE(folder.stat().st_mode) == 0o700
+    old = folder / "squat-0000000000000000.txt"
+    old.write_text("a day old")
+    os.utime(old, (time.time() - 2 * 86400, time.time() - 2 * 86400))
+    later = [truncate.truncate_output(big, prefix="squat").full_output_path for _ in range(3)]
+    assert {Path(p).parent for p in later} == {folder}, later
+    assert not old.exists(), "the old spill file was never pruned"
+    leftovers = [
+        p for p in Path(tempfile.gettempdir()).iterdir() if p.name.startswith("pi-tool-output-")
+    ]
+    assert len(leftovers) <= 2, leftovers  # the squatted name, and at most one folder of ours

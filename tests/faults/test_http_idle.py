@@ -1,0 +1,158 @@
+"""`pi-web mcp --http` against sockets that never send a request (issue 21, Medium 4): before
+authentication, anyone who reaches the port could open connections and send nothing, or trickle
+a header a byte at a time; the server must close them and keep serving authenticated calls."""
+
+from __future__ import annotations
+
+import socket
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from pi_hostspec import mcp_http
+
+from ..test_mcp_http import TOKEN, _post, kagi, pages, serving  # noqa: F401 - fixtures
+
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+IDLE = 150
+#: How long a connection may take to send its request head, and the slack a test allows.
+HEAD = mcp_http.HEAD_TIMEOUT_SECONDS if hasattr(mcp_http, "HEAD_TIMEOUT_SECONDS") else 5.0
+SLACK = 3.0
+
+
+def _healthz(port: int) -> int:
+    import http.client
+
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        conn.request("GET", "/healthz")
+        return conn.getresponse().status
+    finally:
+        conn.close()
+
+
+def _idle_sockets(port: int, count: int) -> list[socket.socket]:
+    sockets = []
+    for _ in range(count):
+        sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+        sockets.append(sock)
+    return sockets
+
+
+def _closed_by_peer(sock: socket.socket, within: float) -> float | None:
+    """Seconds until the server closed *sock* (EOF or reset), or ``None`` within *within*."""
+    start = time.monotonic()
+    sock.settimeout(within)
+    try:
+        while True:
+            data = sock.recv(4096)
+            if not data:
+                return time.monotonic() - start
+    except (ConnectionResetError, BrokenPipeError):
+        return time.monotonic() - start
+    except TimeoutError:
+        return None
+
+
+@pytest.mark.slow
+def test_idle_sockets_do_not_starve_healthz_or_authenticated_calls(agent_dir, kagi):  # noqa: F811
+    """150 connections that send nothing: /healthz and an authenticated tools/list still
+    answer 200, never 503."""
+    with serving(agent_dir, env={"PI_WEB_MCP_TOKEN": TOKEN}) as server:
+        idle = _idle_sockets(server.port, IDLE)
+        try:
+            time.sleep(0.3)
+            assert _healthz(server.port) == 200
+            with ThreadPoolExecutor(10) as pool:
+                statuses = list(pool.map(lambda _: _post(server.port, AUTH)[0], range(20)))
+            assert statuses == [200] * 20, statuses
+        finally:
+            for sock in idle:
+                sock.close()
+
+
+@pytest.mark.slow
+def test_a_connection_that_sends_no_request_head_is_closed_within_seconds(agent_dir, kagi):  # noqa: F811
+    with serving(agent_dir, env={"PI_WEB_MCP_TOKEN": TOKEN}) as server:
+        idle = _idle_sockets(server.port, 20)
+        try:
+            closed = [_closed_by_peer(sock, HEAD + SLACK) for sock in idle[:1]]
+            assert closed[0] is not None, f"still open after {HEAD + SLACK:g} s"
+            assert all(_closed_by_peer(sock, 1.0) is not None for sock in idle[1:])
+        finally:
+            for sock in idle:
+                sock.close()
+
+
+@pytest.mark.slow
+def test_a_trickled_request_head_is_cut_off(agent_dir, kagi):  # noqa: F811
+    """One byte every 0.5 s keeps data flowing but never finishes the head: closed anyway."""
+    with serving(agent_dir, env={"PI_WEB_MCP_TOKEN": TOKEN}) as server:
+        sock = socket.create_connection(("127.0.0.1", server.port), timeout=10)
+        head = b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: " + b"a" * 200
+        start = time.monotonic()
+        closed_after = None
+        try:
+            for byte in head:
+                sock.sendall(bytes([byte]))
+                time.sleep(0.5)
+                if time.monotonic() - start > HEAD + SLACK + 5:
+                    break
+        except (BrokenPipeError, ConnectionResetError):
+            closed_after = time.monotonic() - start
+        if closed_after is None:
+            closed_after = None if _closed_by_peer(sock, 0.5) is None else time.monotonic() - start
+        sock.close()
+        assert closed_after is not None and closed_after <= HEAD + SLACK, closed_after
+
+
+@pytest.mark.slow
+def test_a_finished_request_then_silence_is_closed_too(agent_dir, kagi):  # noqa: F811
+    """A keep-alive connection that answered a call and then trickles the next head is closed."""
+    import http.client
+
+    with serving(agent_dir, env={"PI_WEB_MCP_TOKEN": TOKEN}) as server:
+        conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+        conn.request("GET", "/healthz")
+        assert conn.getresponse().read()
+        sock = conn.sock
+        start = time.monotonic()
+        try:
+            for byte in b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"a" * 100:
+                sock.sendall(bytes([byte]))
+                time.sleep(0.5)
+                if time.monotonic() - start > HEAD + SLACK + 5:
+                    break
+            closed = _closed_by_peer(sock, 0.5) is not None
+        except (BrokenPipeError, ConnectionResetError):
+            closed = True
+        conn.close()
+        assert closed and time.monotonic() - start <= HEAD + SLACK + 1
+
+
+def test_the_request_limit_counts_requests_not_connections():
+    """The 503 limit is the server's own count of requests in progress: uvicorn's, which counts
+    every open connection, is off."""
+    gate = mcp_http.Gate(lambda *a: None, None, 3, limit=2)
+    assert gate.limit == 2 and gate.active == 0
+
+
+@pytest.mark.slow
+def test_the_idle_socket_bench_runs_and_no_call_fails(tmp_path):
+    """`python bench/load.py --http-idle --quick`: every authenticated call succeeds while 150
+    idle sockets are held open (and reopened as the server closes them)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    load = Path(__file__).resolve().parents[2] / "bench" / "load.py"
+    proc = subprocess.run(
+        [sys.executable, str(load), "--http-idle", "--quick"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = [line.split() for line in proc.stdout.splitlines() if "idle sockets " in line[:20]]
+    assert len(rows) == 2 and all(row[-5] == "0" for row in rows), proc.stdout
