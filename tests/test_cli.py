@@ -8,7 +8,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 from pi_hostspec.cli import main
 
 from .conftest import SECRET

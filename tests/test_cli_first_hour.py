@@ -99,3 +99,45 @@ def test_config_says_valid_only_when_it_exits_0(write_config, capsys):
     write_config({"providers": [{"name": "k", "type": "kagi", "apiKey": "abcdefghijkl"}]})
     assert main(["config"]) == 0
     assert "Status: valid" in capsys.readouterr().out
+
+
+def test_typos_get_a_suggestion_and_ours_are_warnings(write_config, capsys):
+    write_config(
+        {
+            "defaultProvidr": "local",
+            "providers": [
+                {"name": "local", "type": "direct", "optons": {"allowPrivateNetwork": True}},
+                {"name": "two", "type": "direct", "options": {"allowPrivateNetwrok": True}},
+            ],
+        }
+    )
+    assert main(["config"]) == 0
+    out = capsys.readouterr().out
+    assert "Warning: top-level key(s) 'defaultProvidr' (did you mean 'defaultProvider'?)" in out
+    assert "unknown key(s) 'optons' (did you mean 'options'?)" in out
+    assert "unknown option(s) 'allowPrivateNetwrok' (did you mean 'allowPrivateNetwork'?)" in out
+
+
+def test_warnings_still_show_when_the_file_also_has_an_error(write_config, capsys):
+    write_config({"defaultProvidr": "x", "providers": [{"name": "a", "type": "nope"}]})
+    assert main(["config"]) == 1
+    out = capsys.readouterr().out
+    assert "Status: invalid" in out and "unknown type" in out
+    assert "Warning: top-level key(s) 'defaultProvidr' (did you mean 'defaultProvider'?)" in out
+
+
+def test_the_other_extensions_file_is_named_after_the_seed_sentence(tmp_path, monkeypatch, capsys):
+    """With no file of ours but pi-web-access's ~/.pi/web-search.json, the missing-key error
+    keeps the seed's sentence first, then names that file and what to do; so does config."""
+    home = tmp_path / "home"
+    (home / ".pi").mkdir(parents=True)
+    (home / ".pi" / "web-search.json").write_text('{"kagiApiKey": "abc"}')
+    monkeypatch.setenv("HOME", str(home))
+    assert main(["search", "x"]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith(
+        "KAGI_API_KEY environment variable is not set. Set it to your Kagi API key to use web search."
+    )
+    assert f"Note: {home / '.pi' / 'web-search.json'} exists (where the pi-web-access" in out
+    assert main(["config"]) == 0
+    assert "pi-web-access" in capsys.readouterr().out

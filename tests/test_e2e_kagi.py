@@ -239,7 +239,9 @@ def test_kagi_extract_fetches_when_named_in_batches_of_ten(kagi):
     assert facts["https://site.example/missing"]["error"] == (
         "Page not reachable (code extract.fetch_failed)"
     )
-    assert "https URLs only" in facts["http://plain.example/x"]["error"]
+    assert facts["http://plain.example/x"]["error"] == (
+        'Kagi Extract reads https URLs only; fetch it with another fetcher: pass provider "direct"'
+    )
     extracts = [r for r in kagi.requests if r["path"] == "/api/v1/extract"]
     assert [len(r["json"]["pages"]) for r in extracts] == [10, 2]
     assert {r["headers"]["Authorization"] for r in extracts} == {f"Bearer {SECRET}"}
@@ -259,3 +261,17 @@ def test_a_kagi_only_config_keeps_the_direct_fetcher_by_default(kagi, write_conf
     assert resolve_provider("fetch").entry.name == "kagi"
     report = _run("config").stdout
     assert "Default for web_fetch: kagi" in report
+
+
+def test_the_https_only_hint_names_the_users_own_fetcher(kagi, write_config):
+    """With a keyless fetcher the user named `local`, Kagi's https-only refusal names it."""
+    config = kagi_config(kagi.base_url)
+    config["providers"].append({"name": "local", "type": "direct"})
+    write_config(config)
+    args = {"urls": ["http://plain.example/x"], "provider": "kagi"}
+    proc = _run("call", "web_fetch", json.dumps(args), "--json")
+    error = json.loads(proc.stdout)["details"]["urls"][0]["error"]
+    assert (
+        error
+        == 'Kagi Extract reads https URLs only; fetch it with another fetcher: pass provider "local"'
+    )

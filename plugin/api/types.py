@@ -407,13 +407,18 @@ class Search:
 
 @frozen(kw_only=True)
 class Fetch:
-    """What ``web_fetch`` can ask of a type: ``text``, ``highlights``, ``summary``."""
+    """What ``web_fetch`` can ask of a type (``modes``: ``text``, ``highlights``, ``summary``),
+    and whether it downloads pages from this machine (``local``, as ``direct`` does: a URL
+    handed to it reaches no third party, and the host check before it follows the network
+    guard's proxy rule; a type that fetches through a service, the default, gets every host
+    resolved and judged before the URL is sent)."""
 
     modes: frozenset = field(
         default=frozenset({"text"}),
         converter=_names,
         validator=_check_names("fetch modes", ("text", "highlights", "summary")),
     )
+    local: bool = False
 
 
 @frozen(kw_only=True)
@@ -466,10 +471,6 @@ class ProviderType:
         (``defaultFetchProvider`` for ``fetch``); never as the ``defaultProvider`` or as the
         first provider able. Kagi declares ``fetch``: Kagi Extract costs credit and reads https
         only, so a Kagi user's ``web_fetch`` keeps the keyless fetcher unless they choose it.
-    :param fetches_locally: its ``fetch`` downloads pages from this machine (``direct``): a
-        URL handed to it reaches no third party, and the host check before it follows the
-        network guard's proxy rule (through a proxy only literal addresses are judged). A type
-        that fetches through a service (the default) gets every host resolved and judged here.
     :param precedence: order among implicit providers (flat keys, environment): lower first.
     :param setup_hint: for a type that is never chosen on its own (an opt-in keyless one), one
         sentence saying how to turn it on; the "nothing configured" message and ``pi-web config``
@@ -486,7 +487,6 @@ class ProviderType:
     key: ApiKey | None = None
     fallback_for: frozenset = field(default=frozenset(), converter=_names)
     on_request: frozenset = field(default=frozenset(), converter=_names)
-    fetches_locally: bool = False
     precedence: int = 100
     setup_hint: str | None = None
     plugin_name: str | None = None
@@ -541,6 +541,11 @@ class ProviderType:
     def shared_file_key(self) -> str | None:
         """Its key's flat name in the shared file."""
         return self.key.shared_file_key if self.key else None
+
+    @property
+    def fetches_locally(self) -> bool:
+        """Whether its ``fetch`` downloads pages from this machine (:attr:`Fetch.local`)."""
+        return bool(self.fetch and self.fetch.local)
 
     @property
     def search_filters(self) -> frozenset:

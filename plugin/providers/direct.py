@@ -362,8 +362,7 @@ DIRECT = ProviderType(
     factory=_create,
     options_class=DirectOptions,
     fallback_for={"fetch"},
-    fetch=Fetch(modes={"text"}),
-    fetches_locally=True,
+    fetch=Fetch(modes={"text"}, local=True),
 )
 
 

@@ -459,8 +459,8 @@ class KagiProvider:
                     FetchedPage(
                         url=url,
                         ok=False,
-                        error="Kagi Extract reads https URLs only; fetch this one with the "
-                        'direct fetcher (provider "direct")',
+                        error="Kagi Extract reads https URLs only",
+                        code="other-fetcher",
                     )
                 )
             else:

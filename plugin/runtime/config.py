@@ -13,6 +13,7 @@ environment configures implicitly.
 
 from __future__ import annotations
 
+import difflib
 import json
 import math
 import os
@@ -63,6 +64,19 @@ _TOP_LEVEL_KEYS = (
     "fetchLadder",
     "providerOptions",
     *TOOL_DEFAULT_KEYS.values(),
+)
+#: Top-level keys other pi extensions keep in the shared file (pi-web-access's flat keys, another
+#: adapter's objects): never taken for a misspelling of ours.
+OTHER_EXTENSIONS_KEYS = frozenset(
+    {
+        "provider",
+        "perplexityApiKey",
+        "jinaApiKey",
+        "geminiApiKey",
+        "searchRouting",
+        "search",
+        "fetch",
+    }
 )
 _ENTRY_KEYS = ("name", "type", "apiKey", "options")
 
@@ -119,6 +133,38 @@ def config_path() -> Path:
     return agent_dir() / "web-search.json"
 
 
+def other_extension_files() -> list[Path]:
+    """Where pi-web-access keeps its ``web-search.json`` (``~/.pi``, ``$XDG_CONFIG_HOME/pi``),
+    when such a file exists and is not the one read here."""
+    xdg = os.environ.get("XDG_CONFIG_HOME", "").strip() or str(Path.home() / ".config")
+    ours = config_path()
+    found = []
+    for candidate in (
+        Path.home() / ".pi" / "web-search.json",
+        Path(xdg) / "pi" / "web-search.json",
+    ):
+        try:
+            if candidate.is_file() and candidate.resolve() != ours.resolve():
+                found.append(candidate)
+        except OSError:
+            continue
+    return found
+
+
+def other_files_hint() -> str:
+    """Lines naming pi-web-access's files that exist while this one does not, and what to do
+    (empty when there are none)."""
+    ours = config_path()
+    if ours.exists():
+        return ""
+    return "".join(
+        f"\nNote: {path} exists (where the pi-web-access extension keeps its keys), but "
+        f"pi-web-tools reads {ours}: copy it there (cp {path} {ours}) or link it "
+        f"(ln -s {path} {ours})."
+        for path in other_extension_files()
+    )
+
+
 def example_config(provider_type: str = "kagi", *, needs_key: bool = True) -> str:
     """A minimal valid config for *provider_type*, as text to paste."""
     entry: dict = {"name": provider_type, "type": provider_type}
@@ -126,6 +172,20 @@ def example_config(provider_type: str = "kagi", *, needs_key: bool = True) -> st
         entry["apiKey"] = f"YOUR_{provider_type.upper().replace('-', '_')}_API_KEY"
     body = {"defaultProvider": provider_type, "providers": [entry]}
     return json.dumps(body, indent=2)
+
+
+def unknown_keys(what: str, keys: list[str], known: Any) -> str:
+    """``<what> 'x', 'y' ignored``, with ``(did you mean 'z'?)`` after a key close to a known
+    one, and the known ones listed."""
+    import difflib
+
+    known = list(known)
+    named = []
+    for key in keys:
+        close = difflib.get_close_matches(str(key), known, n=1, cutoff=0.75)
+        named.append(f"{key!r} (did you mean {close[0]!r}?)" if close else repr(key))
+    listed = ", ".join(known) or "none"
+    return f"{what} {', '.join(named)} ignored (known: {listed})"
 
 
 def _problem(
@@ -221,10 +281,7 @@ def structure_options(
     warnings: list[str] = []
     unknown = [key for key in raw if key not in fields]
     if unknown:
-        known = ", ".join(fields) or "none"
-        warnings.append(
-            f"{where}: unknown option(s) {', '.join(map(repr, unknown))} ignored (known: {known})"
-        )
+        warnings.append(f"{where}: {unknown_keys('unknown option(s)', unknown, fields)}")
     values: dict[str, Any] = {}
     for key, attribute in fields.items():
         if raw.get(key) is None:
@@ -307,7 +364,10 @@ def parse_cache(raw: Any) -> tuple[CacheSettings, list[str]]:
         size = CacheSettings().max_megabytes
     unknown = [key for key in raw if key not in ("enabled", "ttlSeconds", "maxMegabytes")]
     if unknown:
-        warnings.append(f"cache: unknown key(s) {', '.join(map(repr, unknown))} ignored")
+        warnings.append(
+            "cache: "
+            + unknown_keys("unknown key(s)", unknown, ("enabled", "ttlSeconds", "maxMegabytes"))
+        )
     return CacheSettings(enabled=enabled, ttl_seconds=ttl, max_megabytes=size), warnings
 
 
@@ -373,9 +433,19 @@ def parse_config(text: str, path: Path, types: Mapping[str, ProviderType]) -> Co
     warnings: list[str] = []
     notes: list[str] = []
     foreign = [key for key in raw if key not in _TOP_LEVEL_KEYS and key not in flat]
-    if foreign:
+    ours = (*_TOP_LEVEL_KEYS, *flat)
+    typos = [
+        key
+        for key in foreign
+        if key not in OTHER_EXTENSIONS_KEYS
+        and difflib.get_close_matches(key, ours, n=1, cutoff=0.8)
+    ]
+    if typos:  # a misspelt setting of ours: it would silently do nothing
+        warnings.append(unknown_keys("top-level key(s)", typos, ours))
+    others = [key for key in foreign if key not in typos]
+    if others:
         notes.append(
-            f"top-level key(s) {', '.join(map(repr, foreign))} are not pi-web-tools settings "
+            f"top-level key(s) {', '.join(map(repr, others))} are not pi-web-tools settings "
             "(this file is shared with other pi extensions); ignored"
         )
     providers_raw = raw.get("providers")
@@ -434,7 +504,7 @@ def parse_config(text: str, path: Path, types: Mapping[str, ProviderType]) -> Co
         seen[name] = index
         extra = [key for key in entry if key not in _ENTRY_KEYS]
         if extra:
-            warnings.append(f"{where}: unknown key(s) {', '.join(map(repr, extra))} ignored")
+            warnings.append(f"{where}: {unknown_keys('unknown key(s)', extra, _ENTRY_KEYS)}")
         kind = entry.get("type")
         if not isinstance(kind, str) or kind not in types:
             known = ", ".join(sorted(types))
@@ -488,9 +558,10 @@ def parse_config(text: str, path: Path, types: Mapping[str, ProviderType]) -> Co
     if errors:
         listing = "\n".join(f"- {line}" for line in errors)
         example = example or "kagi"
+        also = "".join(f"\nWarning: {warning}" for warning in warnings)
         raise _problem(
             path,
-            f"{len(errors)} problem(s):\n{listing}",
+            f"{len(errors)} problem(s):\n{listing}{also}",
             example,
             needs_key=types[example].needs_api_key if example in types else True,
         )

@@ -17,7 +17,14 @@ from attrs import evolve, frozen
 from ..api import hookspecs, redaction
 from ..api.errors import ConfigError, ProviderError
 from ..api.types import ProviderConfig, ProviderType, check_response
-from .config import Config, config_path, env_provider, example_config, load_config
+from .config import (
+    Config,
+    config_path,
+    env_provider,
+    example_config,
+    load_config,
+    other_files_hint,
+)
 
 __all__ = [
     "Selection",
@@ -315,10 +322,12 @@ def _missing_key(capability: str, config: Config, types: dict[str, ProviderType]
         return _file_lacks(capability, config, types)
     for provider_type in types.values():
         if provider_type.env_key_implies_provider and provider_type.can(capability):
-            return _env_key_error(provider_type, capability, config, types)
+            error = _env_key_error(provider_type, capability, config, types)
+            return ConfigError(str(error) + other_files_hint())
     return ConfigError(
         f"No configured provider can {capability}. Add one to {config.path}."
         + _setup_hints(capability, types)
+        + other_files_hint()
     )
 
 

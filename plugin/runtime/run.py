@@ -406,12 +406,38 @@ def fetch(
                 page = attrs.evolve(page, text=strip_control(page.text))
             if page.ok:
                 _store_page(chosen, url, modes, page, chosen.entry.name, budget)
+            elif page.code == OTHER_FETCHER:
+                page = attrs.evolve(page, error=f"{page.error}; {_other_fetchers(chosen)}")
             found[url] = (page, None)
     pages = [found[url][0] for url in urls]
     ages = [found[url][1] for url in urls]
     if ladder and chosen.config.fetch_ladder is not False:
         pages = _climb(chosen, pages, ages, modes, need, ctx, budget, deadline)
     return pages, ages, warnings
+
+
+#: The ``code`` of a page a provider cannot fetch but another fetcher could (Kagi Extract and
+#: an http URL): the runtime adds which of the user's providers to name.
+OTHER_FETCHER = "other-fetcher"
+
+
+def _other_fetchers(chosen: Any) -> str:
+    """Which of the user's providers to pass as ``provider`` instead of *chosen*: the other
+    configured fetchers, else the built-in fallback fetcher."""
+    from .registry import provider_types
+
+    types = provider_types()
+    names = [
+        p.name
+        for p in chosen.config.providers
+        if p.name != chosen.entry.name and p.type in types and types[p.type].can("fetch")
+    ]
+    if not names:
+        names = [t.name for t in types.values() if "fetch" in t.fallback_for]
+    if not names:
+        return "configure another fetcher"
+    listed = " or ".join(f'"{name}"' for name in names[:3])
+    return f"fetch it with another fetcher: pass provider {listed}"
 
 
 def _by_url(response: Any) -> dict[str, Any]:

@@ -127,6 +127,11 @@ def config_report() -> tuple[str, bool]:
             )
         first = implied[0].name if implied else next(iter(types), "kagi")
         lines.append(f"Create {path} like this:\n{example_config(first)}")
+        from ..runtime.config import other_files_hint
+
+        hint = other_files_hint()
+        if hint:
+            lines.append(hint.lstrip("\n"))
         lines += [kind.setup_hint for kind in types.values() if kind.setup_hint]
         return "\n".join(lines), True
     if config.source == "env":
