@@ -172,6 +172,10 @@ def security_settings(options: HttpOptions, port: int) -> Any:
     bound = options.host if ":" not in options.host else f"[{options.host.strip('[]')}]"
     if not is_loopback(options.host) and bound not in ("0.0.0.0", "[::]"):
         hosts.append(f"{bound}:{port}")
+    elif bound in ("0.0.0.0", "[::]"):
+        # Bound to every interface: clients connecting by this machine's own addresses or name
+        # are accepted (DNS rebinding arrives under an attacker's name, never these).
+        hosts += [f"{name}:{port}" for name in own_names()]
     for name in options.allow_hosts:
         if _has_port(name):
             hosts.append(name)
@@ -181,6 +185,35 @@ def security_settings(options: HttpOptions, port: int) -> Any:
     return TransportSecuritySettings(
         enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
     )
+
+
+def own_names() -> list[str]:
+    """This machine's host name and the addresses it resolves to (IPv6 in brackets)."""
+    import socket
+
+    names: list[str] = []
+    try:
+        hostname = socket.gethostname()
+    except OSError:
+        return names
+    names.append(hostname)
+    try:
+        for *_, address in socket.getaddrinfo(hostname, None):
+            ip = address[0]
+            name = f"[{ip}]" if ":" in ip else ip
+            if name not in names and not is_loopback(ip):
+                names.append(name)
+    except OSError:
+        pass
+    return names
+
+
+def accepted_hosts(options: HttpOptions, port: int) -> str:
+    """The Host values the server accepts, for its start line."""
+    settings = security_settings(options, port)
+    if not settings.enable_dns_rebinding_protection:
+        return "any Host (--allow-host '*')"
+    return ", ".join(settings.allowed_hosts)
 
 
 def _has_port(name: str) -> bool:
@@ -412,6 +445,10 @@ async def _serve(gate: Gate, manager: Any, sock: socket.socket, options: HttpOpt
             _log(
                 f"serving {gate.tools} tools at {_url(options.host, port)} (stateless; {auth}; "
                 f"readiness at {HEALTH_PATH}; up to {options.max_calls} calls at once)"
+            )
+            _log(
+                f"accepting Host: {accepted_hosts(options, port)}; clients that connect by "
+                "another name get 421: add it with --allow-host NAME"
             )
 
     async def main() -> None:

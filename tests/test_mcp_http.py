@@ -298,6 +298,9 @@ def test_http_on_all_interfaces_answers_401_without_the_token(agent_dir, kagi, t
     results = {}
     with serving(agent_dir, "--host", "0.0.0.0", "--token-file", str(token_file)) as server:
         assert "bearer token required" in server.log
+        # The start line says which Host names are accepted and how to add one.
+        assert f"accepting Host: 127.0.0.1:{server.port}, localhost:{server.port}" in server.log
+        assert "add it with --allow-host NAME" in server.log
         results["none"] = _post(server.port, {})
         results["wrong"] = _post(server.port, {"Authorization": "Bearer " + "x" * 32})
         results["basic"] = _post(server.port, {"Authorization": f"Basic {TOKEN}"})
@@ -461,3 +464,17 @@ def test_read_token_rules(tmp_path):
     path.write_text("\n")
     with pytest.raises(UsageError, match="the file is empty"):
         mcp_http.read_token(HttpOptions(token_file=str(path)), {})
+
+
+def test_bound_to_every_interface_the_machines_own_names_are_accepted():
+    """With --host 0.0.0.0, clients that connect by this machine's name or addresses are
+    accepted (the README's team-server example from another machine), others still get 421."""
+    from pi_hostspec.mcp_http import HttpOptions, own_names, security_settings
+
+    settings = security_settings(HttpOptions(host="0.0.0.0", port=8080), 8080)
+    assert settings.enable_dns_rebinding_protection
+    for name in own_names():
+        assert f"{name}:8080" in settings.allowed_hosts
+    assert "evil.example:8080" not in settings.allowed_hosts
+    loopback_only = security_settings(HttpOptions(host="127.0.0.1", port=8080), 8080)
+    assert not any(f"{name}:8080" in loopback_only.allowed_hosts for name in own_names())

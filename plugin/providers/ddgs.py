@@ -35,7 +35,17 @@ from ..api.types import (
 __all__ = ["DEFAULT_BACKENDS", "DdgsOptions", "DdgsProvider", "INSTALL"]
 
 PROVIDER = "ddgs"
-INSTALL = "pip install 'pi-web-tools[keyless]'"
+
+
+def _install() -> str:
+    """The command that adds the ddgs library to this install (right for a checkout, a git URL,
+    pipx or uv too)."""
+    from pi_hostspec.install import install_command
+
+    return install_command("keyless")
+
+
+INSTALL = _install()
 DEFAULT_TIMEOUT = 20.0
 DEFAULT_LIMIT = 10
 #: Backends tried in order until one answers (each is one search engine's public pages);
@@ -65,10 +75,8 @@ def _library() -> tuple[Any, Any, Any]:
     try:
         from ddgs import DDGS, exceptions
     except ImportError:
-        from pi_hostspec.install import install_command  # right for a checkout or git URL too
-
         raise ProviderError(
-            f"{PROVIDER}: the ddgs library is not installed; run: {install_command('keyless')}",
+            f"{PROVIDER}: the ddgs library is not installed; run: {_install()}",
             provider=PROVIDER,
         ) from None
     try:
