@@ -40,7 +40,8 @@ def _run(host, name: str, args, *, as_json: bool, expanded: bool, plain: bool, r
     from .theme import default_theme
     from .types import RenderOptions, ToolContext
 
-    ctx = ToolContext()
+    line = _ProgressLine() if not as_json and sys.stderr.isatty() else None
+    ctx = ToolContext(on_update=line.show if line is not None else None)
     result_box = {}
 
     done = threading.Event()
@@ -58,6 +59,8 @@ def _run(host, name: str, args, *, as_json: bool, expanded: bool, plain: bool, r
             pass
     except KeyboardInterrupt:
         _cancelled(ctx, done)
+    if line is not None:
+        line.clear()
     result = result_box["result"]
     if as_json:
         _print(json.dumps(result.to_json(), ensure_ascii=False, default=str))
@@ -69,6 +72,41 @@ def _run(host, name: str, args, *, as_json: bool, expanded: bool, plain: bool, r
         _print(host.render_result(name, result, RenderOptions(expanded=expanded), theme))
     return 1 if result.is_error else 0
 
+
+class _ProgressLine:
+    """What a long call is doing, on one line of a terminal's stderr: shown only once the call
+    has taken :data:`PROGRESS_AFTER_SECONDS`, rewritten in place, erased before the answer."""
+
+    def __init__(self) -> None:
+        import time
+
+        self.started = time.monotonic()
+        self.shown = False
+        self.lock = threading.Lock()
+
+    def show(self, partial) -> None:
+        import time
+
+        details = partial.details if isinstance(partial.details, dict) else {}
+        if "progress" not in details or time.monotonic() - self.started < PROGRESS_AFTER_SECONDS:
+            return
+        from .sanitize import strip_control
+
+        text = " ".join(strip_control(partial.text).split())[:100]
+        with self.lock:
+            sys.stderr.write(f"\r\x1b[K{text}")
+            sys.stderr.flush()
+            self.shown = True
+
+    def clear(self) -> None:
+        with self.lock:
+            if self.shown:
+                sys.stderr.write("\r\x1b[K")
+                sys.stderr.flush()
+
+
+#: A call shows its progress on a terminal only after this long.
+PROGRESS_AFTER_SECONDS = 1.0
 
 #: How long a cancelled call may take to wind down before the process exits anyway.
 CANCEL_GRACE_SECONDS = 0.5

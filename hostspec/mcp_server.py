@@ -111,7 +111,7 @@ def build_server(host: Host, *, limiter: Any = None, on_call: CallLog | None = N
         except UnknownToolError as exc:  # a protocol error, as the spec asks
             report("?", "unknown-tool", started)
             raise MCPError(code=types.INVALID_PARAMS, message=str(exc)) from None
-        tool_ctx = ToolContext()
+        tool_ctx = ToolContext(on_update=_progress_reporter(ctx))
         try:
             result = await anyio.to_thread.run_sync(
                 host.call, name, arguments, tool_ctx, abandon_on_cancel=True, limiter=limiter
@@ -131,6 +131,40 @@ def build_server(host: Host, *, limiter: Any = None, on_call: CallLog | None = N
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )
+
+
+def _progress_reporter(request_ctx: Any) -> Any:
+    """An ``on_update`` for a tool call that turns partial results carrying ``progress`` and
+    ``total`` into MCP progress notifications (a no-op for a client that sent no
+    ``progressToken``). It runs in the tool's worker thread and never fails the call."""
+    import anyio.from_thread
+    import anyio.lowlevel
+
+    loop = anyio.lowlevel.current_token()  # the tool reports from threads of its own
+    meta = getattr(request_ctx, "meta", None)
+    token = getattr(meta, "progress_token", None) if meta is not None else None
+    if token is None and isinstance(meta, dict):
+        token = meta.get("progressToken") or meta.get("progress_token")
+    session = getattr(request_ctx, "session", None)
+    if token is None or session is None:
+        return None
+
+    async def report(done: float, total: float, message: str) -> None:
+        await session.send_progress_notification(
+            token, done, total, message, related_request_id=getattr(request_ctx, "request_id", None)
+        )
+
+    def on_update(partial: Any) -> None:
+        details = partial.details if isinstance(partial.details, dict) else {}
+        done, total = details.get("progress"), details.get("total")
+        if not isinstance(done, int) or not isinstance(total, int):
+            return
+        try:
+            anyio.from_thread.run(report, float(done), float(total), partial.text, token=loop)
+        except Exception:  # noqa: BLE001 - progress is a courtesy, never a failure
+            pass
+
+    return on_update
 
 
 def _error(message: str) -> None:

@@ -86,6 +86,14 @@ class ToolContext:
         if self.on_update is not None:
             self.on_update(result)
 
+    def progress(self, done: int, total: int, message: str) -> None:
+        """Tell the host that *done* of *total* steps are finished (a partial result whose
+        details hold ``progress`` and ``total``: MCP clients that asked get a progress
+        notification, ``pi-web`` a line on a terminal)."""
+        self.update(
+            ToolResult(content=message, details={"partial": True, "progress": done, "total": total})
+        )
+
 
 @frozen(kw_only=True)
 class Tool:

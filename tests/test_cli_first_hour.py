@@ -141,3 +141,62 @@ def test_the_other_extensions_file_is_named_after_the_seed_sentence(tmp_path, mo
     assert f"Note: {home / '.pi' / 'web-search.json'} exists (where the pi-web-access" in out
     assert main(["config"]) == 0
     assert "pi-web-access" in capsys.readouterr().out
+
+
+def _fetch_two_slow_pages(httpserver, write_config, *extra: str, tty: bool) -> str:
+    """stderr of `pi-web fetch` of a quick page and a 1.5 s one, on a terminal or a pipe."""
+    import os
+    import pty
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    def slow(request):
+        from werkzeug import Response
+
+        time.sleep(1.5)
+        return Response("slow page", content_type="text/plain")
+
+    httpserver.expect_request("/slow.txt").respond_with_handler(slow)
+    root = serve(httpserver, {"/quick.txt": (200, "text/plain", "quick page")})
+    write_config(
+        {
+            "providers": [
+                {"name": "local", "type": "direct", "options": {"allowPrivateNetwork": True}}
+            ]
+        }
+    )
+    args = [
+        str(Path(sys.executable).parent / "pi-web"),
+        "fetch",
+        f"{root}/quick.txt",
+        f"{root}/slow.txt",
+        *extra,
+    ]
+    if not tty:
+        proc = subprocess.run(args, capture_output=True, text=True, timeout=60)
+        return proc.stderr
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=follower)
+    os.close(follower)
+    chunks = b""
+    while True:
+        try:
+            chunk = os.read(leader, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        chunks += chunk
+    proc.wait(60)
+    os.close(leader)
+    return chunks.decode("utf-8", "replace")
+
+
+@pytest.mark.slow
+def test_pi_web_shows_progress_on_a_terminal_only(httpserver, write_config):
+    on_terminal = _fetch_two_slow_pages(httpserver, write_config, tty=True)
+    assert "Fetched 1/2 URLs" in on_terminal or "Fetched 2/2 URLs" in on_terminal
+    assert on_terminal.endswith("\r\x1b[K")  # erased before the answer
+    assert "Fetched" not in _fetch_two_slow_pages(httpserver, write_config, tty=False)

@@ -467,3 +467,34 @@ def test_mcp_broken_plugin_exits_1(monkeypatch, capsys):
     captured = capsys.readouterr()
     assert captured.out == ""
     assert captured.err == "pi-web mcp: cannot load the tools: plugin 'bad' failed to import\n"
+
+
+def test_mcp_progress_per_url_when_the_client_asks(agent_dir, server_log, write_config, httpserver):
+    """A client that sends a progressToken hears one progress notification per URL fetched."""
+    from .conftest import serve
+
+    root = serve(httpserver, {f"/p{i}.txt": (200, "text/plain", f"page {i}") for i in range(4)})
+    write_config(
+        {
+            "providers": [
+                {"name": "direct", "type": "direct", "options": {"allowPrivateNetwork": True}}
+            ]
+        }
+    )
+    heard: list[tuple[float, float | None, str | None]] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        heard.append((progress, total, message))
+
+    async def test():
+        async with _session(agent_dir, server_log) as session:
+            urls = [f"{root}/p{i}.txt" for i in range(4)]
+            result = await session.call_tool(
+                "web_fetch", {"urls": urls}, progress_callback=on_progress
+            )
+            assert not result.is_error
+
+    _run(test)
+    assert sorted(p for p, _, _ in heard) == [1.0, 2.0, 3.0, 4.0]
+    assert {t for _, t, _ in heard} == {4.0}
+    assert heard[-1][2].startswith("Fetched ")

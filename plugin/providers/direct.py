@@ -146,10 +146,23 @@ class DirectProvider:
         from .. import pages
 
         pages.prewarm()  # a worker starts while the pages download
+        done = [0]
+        lock = threading.Lock()
+        progress = getattr(ctx, "progress", None)
+
+        def one(url: str) -> FetchedPage:
+            page = self._fetch_safely(url, request, ctx)
+            if progress is not None and len(urls) > 1:
+                with lock:
+                    done[0] += 1
+                    count = done[0]
+                progress(count, len(urls), f"Fetched {count}/{len(urls)} URLs")
+            return page
+
         with ThreadPoolExecutor(
             max_workers=min(MAX_URLS, len(urls)), thread_name_prefix="direct-fetch"
         ) as pool:
-            pages = list(pool.map(lambda url: self._fetch_safely(url, request, ctx), urls))
+            pages = list(pool.map(one, urls))
         return FetchResponse(pages=tuple(pages))
 
     def _fetch_safely(self, url: str, request: FetchRequest, ctx: Any) -> FetchedPage:

@@ -121,11 +121,7 @@ def execute(args: dict, ctx: ToolContext) -> ToolResult:
     ]
 
     def progress(done: int, total: int) -> None:
-        ctx.update(
-            ToolResult(
-                content=f"Searching... {done}/{total} queries done", details={"partial": True}
-            )
-        )
+        ctx.progress(done, total, f"Searching... {done}/{total} queries done")
 
     ctx.update(ToolResult(content="Searching...", details={"partial": True, "queries": queries}))
     fresh = bool(args.get("fresh"))
