@@ -67,11 +67,16 @@ def strip_control(text: str) -> str:
 
 
 def clip(text: str, width: int) -> str:
-    """Shorten *text* to *width* characters with an ellipsis, on one line."""
+    """Shorten *text* to *width* characters with an ellipsis, on one line, after a whole word
+    when one ends in the last third (never in the middle of one that could fit)."""
     text = " ".join(text.split())
     if len(text) <= width:
         return text
-    return text[: max(0, width - 1)] + "…"
+    cut = text[: max(0, width - 1)]
+    space = cut.rfind(" ")
+    if space >= (2 * width) // 3:
+        cut = cut[:space]
+    return cut.rstrip() + "…"
 
 
 def map_strings(fn: Callable[[str], str], value: Any, *, keys: bool = False) -> Any:

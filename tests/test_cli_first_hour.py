@@ -200,3 +200,22 @@ def test_pi_web_shows_progress_on_a_terminal_only(httpserver, write_config):
     assert "Fetched 1/2 URLs" in on_terminal or "Fetched 2/2 URLs" in on_terminal
     assert on_terminal.endswith("\r\x1b[K")  # erased before the answer
     assert "Fetched" not in _fetch_two_slow_pages(httpserver, write_config, tty=False)
+
+
+def test_a_file_url_is_an_unsupported_scheme(capsys):
+    assert main(["fetch", "file:///etc/passwd"]) == 1
+    out = capsys.readouterr().out
+    assert "uses file:, only http and https are supported" in out
+    assert "not an absolute URL" not in out
+
+
+def test_types_that_can_include_keyless_and_third_party_types(write_config, capsys):
+    from pi_web_tools import ProviderType, Search, testing
+
+    mine = ProviderType(name="mine", factory=object, search=Search())
+    with testing.provider_types(mine):
+        write_config({"providers": [{"name": "local", "type": "direct"}]})
+        assert main(["search", "x"]) == 1
+        out = capsys.readouterr().out
+    assert "Provider types that can:" in out
+    assert "ddgs (keyless)" in out and "mine (keyless)" in out and "kagi" in out

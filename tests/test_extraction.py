@@ -44,3 +44,19 @@ def test_extraction_works_without_resiliparse(monkeypatch):
     monkeypatch.setitem(sys.modules, "resiliparse", None)  # import fails
     found = extraction.extract(ARTICLE, "https://example.org/blog/async-rust")
     assert "## Tasks" in found.text and "Copyright" not in found.text
+
+
+def test_a_code_block_is_fenced_in_its_language_even_on_one_line():
+    from pi_web_tools.pages.extraction import extract
+
+    html = (
+        "<html><body><article><p>" + "Some words of the article here. " * 20 + "</p>"
+        '<pre><code class="language-python">print(1)</code></pre><p>'
+        + "More words follow the example. "
+        * 20
+        + '</p><pre class="highlight"><code class="lang-js">let a = 1;\nlet b = 2;</code></pre>'
+        "</article></body></html>"
+    )
+    text = extract(html, "https://docs.example/a").text
+    assert "```python\nprint(1)\n```" in text
+    assert "```js\nlet a = 1;\nlet b = 2;\n```" in text

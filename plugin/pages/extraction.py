@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from dataclasses import dataclass, field
 from urllib.parse import urljoin, urlparse
 
@@ -241,10 +242,11 @@ def _render_block(el, out, links, base, depth=0):
         t = _render_table(el, links, base)
         if t:
             out.append(t)
-    elif tag == "code":
-        t = _inline(el, links, base).strip("\n")
+    elif tag == "code":  # a code block: fenced, one line or many, in its language when known
+        t = "".join(el.itertext()).strip("\n")
         if t.strip():
-            out.append("```\n" + t + "\n```" if "\n" in t or len(t) > 80 else "`" + t.strip() + "`")
+            language = getattr(_LANGUAGES, "by_text", {}).get(_norm_ws(t), "")
+            out.append(f"```{language}\n{t}\n```")
     elif tag == "quote":
         sub = []
         _render_children(el, sub, links, base, depth + 1)
@@ -323,7 +325,31 @@ def _render_table(el, links, base):
     return "\n".join(lines)
 
 
-def render_markdown(body, base=None):
+_LANGUAGES = threading.local()
+_LANGUAGE_CLASS = re.compile(
+    r"(?:^|\s)(?:language|lang|highlight|brush:?)-?([A-Za-z0-9_+#.-]{1,20})(?:\s|$)"
+)
+
+
+def code_languages(tree) -> dict:
+    """``{code text with its spaces folded: language}`` for the page's ``<pre>`` blocks whose
+    class names one (``language-python``, ``lang-js``, ``highlight-rust``)."""
+    found = {}
+    for pre in tree.iter("pre"):
+        for el in [pre, *pre.iter("code")]:
+            match = _LANGUAGE_CLASS.search(el.get("class") or "")
+            if match:
+                text = _norm_ws(pre.text_content())
+                if text:
+                    found.setdefault(text, match.group(1).lower())
+                break
+    return found
+
+
+def render_markdown(body, base=None, languages=None):
+    """Markdown of trafilatura's XML *body*; code blocks are fenced in the language
+    *languages* maps their text to."""
+    _LANGUAGES.by_text = languages or {}
     out, links = [], []
     if body is not None:
         _render_children(body, out, links, base, 0)
@@ -720,7 +746,7 @@ def _extract(html, url):
     )
     kind = ["traf"]
     body = getattr(doc, "body", None) if doc is not None else None
-    text, links = render_markdown(body, base)
+    text, links = render_markdown(body, base, code_languages(tree))
     if (
         forum
         and doc is not None

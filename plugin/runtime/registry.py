@@ -338,7 +338,14 @@ def _file_lacks(capability: str, config: Config, types: dict[str, ProviderType])
         f"{p.name} ({', '.join(sorted(types[p.type].capabilities))})" for p in config.providers
     )
     keyed = [t for t in types.values() if t.can(capability) and t.needs_api_key]
-    able = ", ".join(t.name for t in keyed) or "none"
+    able = (
+        ", ".join(
+            t.name + ("" if t.needs_api_key else " (keyless)")
+            for t in types.values()
+            if t.can(capability)
+        )
+        or "none"
+    )
     lines = [
         f"{config.path} has no provider that can {capability} "
         f"(it configures: {has or 'no provider pi-web-tools can use'}). "

@@ -84,13 +84,13 @@ def check_url(url: str, field: str = "url") -> str:
         host = parts.hostname
     except ValueError:
         parts, host = None, None
+    if parts is not None and parts.scheme and parts.scheme.lower() not in ("http", "https"):
+        raise ToolError(  # file:///etc/passwd has no host, but its scheme is what is wrong
+            f"{field}: {quoted(url)} uses {quoted(parts.scheme, 20)[1:-1]}:, only http and https are supported"
+        )
     if parts is None or not parts.scheme or not host:
         raise ToolError(
             f"{field}: {quoted(url)} is not an absolute URL (expected http:// or https://...)"
-        )
-    if parts.scheme.lower() not in ("http", "https"):
-        raise ToolError(
-            f"{field}: {quoted(url)} uses {quoted(parts.scheme, 20)[1:-1]}:, only http and https are supported"
         )
     if any(ch.isspace() for ch in candidate):
         raise ToolError(f"{field}: {quoted(url)} contains whitespace")

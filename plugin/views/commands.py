@@ -154,8 +154,6 @@ def _cache_arguments(parser: argparse.ArgumentParser) -> None:
 def _cache(options: argparse.Namespace, cli: Any) -> int:
     import sqlite3
 
-    from pi_hostspec.truncate import format_size
-
     from ..api.errors import ConfigError
     from ..runtime import cache
     from ..runtime.registry import current_config
@@ -190,7 +188,7 @@ def _cache(options: argparse.Namespace, cli: Any) -> int:
         f"Cache: {state}",
         f"Directory: {directory}",
         f"Entries: {count}",
-        f"Size: {format_size(size)} of at most {settings.max_megabytes:g} MB",
+        f"Size: {size / 1_000_000:.1f} MB of at most {settings.max_megabytes:g} MB",
         f"Time to live: {ttl}",
     ]
     lines += [f"Warning: {notice.removeprefix('cache: ')}" for notice in cache.notices()]

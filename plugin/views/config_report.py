@@ -48,9 +48,16 @@ def _coverage(config, types, env_provider) -> list[str]:
             )
         else:
             kinds = ", ".join(
-                t.name + (f" (get a key at {t.key.url})" if t.key.url else "")
+                t.name
+                + (
+                    f" (get a key at {t.key.url})"
+                    if t.key and t.key.url
+                    else " (keyless)"
+                    if not t.key
+                    else ""
+                )
                 for t in types.values()
-                if t.serves_by_default(capability) and t.needs_api_key
+                if t.can(capability)
             )
             lines.append(
                 f"Warning: no configured provider can {capability}: {tool} will fail until you "
