@@ -119,3 +119,25 @@ def kagi_config(base_url: str, **options) -> dict:
             }
         ],
     }
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Say how many real-browser tests ran (CI's log shows whether a browser was there)."""
+    stats = terminalreporter.stats
+    ran = sum(
+        1
+        for key in ("passed", "failed", "error")
+        for report in stats.get(key, [])
+        if getattr(report, "when", "call") == "call"
+        and "browser" in getattr(report, "keywords", {})
+    )
+    skipped = [
+        report
+        for report in stats.get("skipped", [])
+        if "browser" in getattr(report, "keywords", {})
+    ]
+    if ran or skipped:
+        line = f"browser tests: {ran} ran, {len(skipped)} skipped"
+        if skipped and isinstance(skipped[0].longrepr, tuple):
+            line += f" ({skipped[0].longrepr[2]})"
+        terminalreporter.write_line(line)

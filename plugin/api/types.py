@@ -411,7 +411,9 @@ class Fetch:
     and whether it downloads pages from this machine (``local``, as ``direct`` does: a URL
     handed to it reaches no third party, and the host check before it follows the network
     guard's proxy rule; a type that fetches through a service, the default, gets every host
-    resolved and judged before the URL is sent)."""
+    resolved and judged before the URL is sent), and whether it runs the page's JavaScript
+    (``javascript``, as ``browser`` does: the fetch ladder tries it first for application
+    shells)."""
 
     modes: frozenset = field(
         default=frozenset({"text"}),
@@ -419,6 +421,7 @@ class Fetch:
         validator=_check_names("fetch modes", ("text", "highlights", "summary")),
     )
     local: bool = False
+    javascript: bool = False
 
 
 @frozen(kw_only=True)
@@ -475,6 +478,9 @@ class ProviderType:
     :param setup_hint: for a type that is never chosen on its own (an opt-in keyless one), one
         sentence saying how to turn it on; the "nothing configured" message and ``pi-web config``
         quote it.
+    :param setup_check: called with a configured provider's options by ``pi-web config``: what
+        is missing on this machine to use it (a library, a program) and the one command that
+        fixes it, or ``None`` when nothing is.
     """
 
     name: str = field(validator=attrs.validators.matches_re(r"^[a-z][a-z0-9_-]{0,39}$"))
@@ -489,6 +495,7 @@ class ProviderType:
     on_request: frozenset = field(default=frozenset(), converter=_names)
     precedence: int = 100
     setup_hint: str | None = None
+    setup_check: Callable[[Any], str | None] | None = field(default=None, repr=False)
     plugin_name: str | None = None
 
     def __attrs_post_init__(self) -> None:
@@ -541,6 +548,11 @@ class ProviderType:
     def shared_file_key(self) -> str | None:
         """Its key's flat name in the shared file."""
         return self.key.shared_file_key if self.key else None
+
+    @property
+    def fetch_renders_javascript(self) -> bool:
+        """Whether its ``fetch`` runs the page's JavaScript (:attr:`Fetch.javascript`)."""
+        return bool(self.fetch and self.fetch.javascript)
 
     @property
     def fetches_locally(self) -> bool:

@@ -533,8 +533,10 @@ def _climb(
     if not todo:
         return pages
     held = {url: why for url in todo if (why := credential_reason(url))}
-    todo = [url for url in todo if url not in held]
     rungs = _rungs(chosen) if todo else []
+    if any("JavaScript" in reasons[url] for url in todo):
+        # An application shell: a fetcher that runs JavaScript on this machine goes first.
+        rungs.sort(key=lambda rung: not rung.type.fetch_renders_javascript)
     if not rungs and not held:
         return pages
     wanted = {name for name, on in modes.items() if on}
@@ -546,10 +548,12 @@ def _climb(
             break
         if not wanted <= rung.type.fetch_modes:
             continue
-        refused = _refusals(rung, todo, deadline)
+        # A URL with credentials goes only to a fetcher on this machine, never to a service.
+        offered = [url for url in todo if url not in held or rung.type.fetches_locally]
+        refused = _refusals(rung, offered, deadline)
         for url, reason in refused.items():
             kept.setdefault(url, reason.removeprefix("refused: "))
-        allowed = [url for url in todo if url not in refused]
+        allowed = [url for url in offered if url not in refused]
         if not allowed:
             continue
         label = _label(rung)
@@ -566,7 +570,10 @@ def _climb(
             page = _answer_for(by_url, url)
             if page is not None and page.ok and (page.text or page.summary or page.highlights):
                 reason = reasons[url].format(provider=chosen.entry.name)
-                notes = [f"fetched through {label}: {reason}"]
+                if rung.type.fetch_renders_javascript and "JavaScript" in reason:
+                    notes = ["rendered in a local browser: the page needs JavaScript"]
+                else:
+                    notes = [f"fetched through {label}: {reason}"]
                 if sent[url]:
                     notes.append(f"also sent to {'; '.join(sent[url])}")
                 better[url] = attrs.evolve(page, notes=(*notes, *page.notes))

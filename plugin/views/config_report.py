@@ -182,6 +182,13 @@ def config_report() -> tuple[str, bool]:
             ]
             if shown:
                 lines.append(f"  options: {', '.join(shown)}")
+    for provider in config.providers:
+        check = types[provider.type].setup_check
+        missing = check(provider.options) if check is not None else None
+        if missing:
+            lines.append(f"Warning: {provider.name}: {missing}")
+        elif check is not None:
+            lines.append(f"Note: {provider.name}: ready on this machine")
     for problem in config.key_problems:
         lines.append(f"Problem: {problem}")
     for warning in config.warnings:

@@ -1,0 +1,581 @@
+"""The ``browser`` fetcher: pages read in a local headless Chromium, keyless, so that pages drawn
+by JavaScript (application shells) give their text.
+
+One browser per process, started on the first call that needs it (Playwright for Python
+driving a system Chromium or Chrome, or Playwright's own browser) and reused; a fresh browser
+context per call, so no cookie or storage outlives it unless ``keepStorage`` asks. The pages of
+a call load in parallel, at most ``maxPages`` at once.
+
+Every request the page makes (the document, scripts, XHR and fetch, images, frames, redirects)
+is answered by this process, not by the browser's own network stack: it goes through the same
+guarded HTTP session as the direct fetcher (the host check before, the connected socket checked
+after, the environment's proxies as ``requests`` honours them, ``maxBytes`` per response, the
+call's deadline), so nothing reaches a private, loopback, link-local or metadata address unless
+``allowPrivateNetwork`` is set. WebSockets to such hosts are refused; downloads are refused;
+service workers are blocked. The rendered DOM then goes through the same page pipeline as every
+other HTML body (:func:`pi_web_tools.pages.read`): extraction, paging, cache and budget.
+
+Nothing here is imported until a call needs it.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import shutil
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import attrs
+
+from ..api.errors import ProviderError
+from ..api.hookspecs import hookimpl
+from ..api.types import (
+    CommonOptions,
+    Fetch,
+    FetchedPage,
+    FetchRequest,
+    FetchResponse,
+    ProviderType,
+    between,
+    option,
+)
+
+__all__ = ["BROWSER", "BrowserOptions", "BrowserProvider", "find_browser", "shutdown"]
+
+#: Executables looked for on the PATH, in order.
+EXECUTABLES = (
+    "chromium",
+    "chromium-browser",
+    "google-chrome",
+    "google-chrome-stable",
+    "chrome",
+    "microsoft-edge",
+)
+#: A switch Chromium ignores, so this process's browsers can be told apart (tests look for them).
+MARKER = "--pi-web-tools-browser"
+LAUNCH_ARGS = (
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+    "--js-flags=--max-old-space-size=512",
+    MARKER,
+)
+DEFAULT_MAX_BYTES = 5_000_000
+#: Headers that describe the wire, not the content: requests has already undone them.
+_HOP_HEADERS = {
+    "connection",
+    "keep-alive",
+    "transfer-encoding",
+    "content-encoding",
+    "content-length",
+    "proxy-connection",
+    "upgrade",
+}
+_INSTALL_EXTRA = "browser"
+
+
+@attrs.frozen(kw_only=True)
+class BrowserOptions(CommonOptions):
+    """Options of a ``browser`` fetcher."""
+
+    executable_path: str | None = option(None)
+    allow_private_network: bool = option(False)
+    max_bytes: int = option(DEFAULT_MAX_BYTES, validator=between(10_000, 100_000_000))
+    max_pages: int = option(4, validator=between(1, 10))
+    settle_seconds: float = option(2.0, validator=between(0, 30))
+    keep_storage: bool = option(False)
+
+
+def find_browser(executable: str | None = None) -> str | None:
+    """The browser to drive: *executable* when given (and runnable), else the first of
+    :data:`EXECUTABLES` on the PATH, else Playwright's own installed Chromium; ``None`` when
+    there is none."""
+    if executable:
+        path = shutil.which(executable) or executable
+        return path if os.path.isfile(path) and os.access(path, os.X_OK) else None
+    for name in EXECUTABLES:
+        path = shutil.which(name)
+        if path:
+            return path
+    try:
+        from playwright.sync_api import sync_playwright  # noqa: F401
+    except ImportError:
+        return None
+    root = os.environ.get("PLAYWRIGHT_BROWSERS_PATH") or os.path.expanduser(
+        "~/.cache/ms-playwright"
+    )
+    try:
+        for folder in sorted(os.listdir(root), reverse=True):
+            if folder.startswith("chromium"):
+                for candidate in ("chrome-linux/chrome", "chrome-linux64/chrome"):
+                    path = os.path.join(root, folder, candidate)
+                    if os.access(path, os.X_OK):
+                        return path
+    except OSError:
+        pass
+    return None
+
+
+def setup_problem(executable: str | None = None) -> str | None:
+    """What is missing to render pages (the library or a browser) and the one command that
+    fixes it, or ``None`` when a browser can be driven."""
+    try:
+        import playwright  # noqa: F401
+    except ImportError:
+        from pi_hostspec.install import install_command
+
+        return (
+            "the browser fetcher needs Playwright; install it with: "
+            f"{install_command(_INSTALL_EXTRA)}"
+        )
+    if find_browser(executable) is None:
+        if executable:
+            return f"no browser at executablePath {executable!r}; point it at Chromium or Chrome"
+        return (
+            "no Chromium or Chrome found; install one (Debian/Ubuntu: apt-get install chromium; "
+            "macOS: brew install --cask chromium; or: python -m playwright install chromium), "
+            'or set "executablePath"'
+        )
+    return None
+
+
+# --------------------------------------------------------------------------- the engine
+
+
+class _Engine:
+    """One browser for the process, on an event loop of its own thread."""
+
+    def __init__(self) -> None:
+        import asyncio
+
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(
+            target=self.loop.run_forever, name="pi-web-browser", daemon=True
+        )
+        self.thread.start()
+        self.playwright: Any = None
+        self.browser: Any = None
+        self.executable: str | None = None
+        self.network = ThreadPoolExecutor(max_workers=16, thread_name_prefix="browser-net")
+        self.storage: dict[str, Any] = {}
+
+    def run(self, coroutine: Any) -> Any:
+        """A concurrent future of *coroutine* run on the engine's loop."""
+        import asyncio
+
+        return asyncio.run_coroutine_threadsafe(coroutine, self.loop)
+
+    async def ensure_browser(self, executable: str) -> Any:
+        """The running browser (started, or started again after a crash)."""
+        if (
+            self.browser is not None
+            and self.browser.is_connected()
+            and self.executable == executable
+        ):
+            return self.browser
+        await self.close_browser()
+        if self.playwright is None:
+            from playwright.async_api import async_playwright
+
+            self.playwright = await async_playwright().start()
+        args = list(LAUNCH_ARGS)
+        if hasattr(os, "geteuid") and os.geteuid() == 0:
+            args.append("--no-sandbox")  # Chromium refuses its sandbox as root (containers)
+        self.browser = await self.playwright.chromium.launch(
+            executable_path=executable, headless=True, args=args, handle_sigint=False
+        )
+        self.executable = executable
+        return self.browser
+
+    async def close_browser(self) -> None:
+        browser, self.browser = self.browser, None
+        if browser is not None:
+            try:
+                await browser.close()
+            except Exception:  # noqa: BLE001 - it may be gone already
+                pass
+
+    async def stop(self) -> None:
+        await self.close_browser()
+        playwright, self.playwright = self.playwright, None
+        if playwright is not None:
+            try:
+                await playwright.stop()
+            except Exception:  # noqa: BLE001
+                pass
+
+
+_engine_lock = threading.Lock()
+_engine: _Engine | None = None
+
+
+def _get_engine() -> _Engine:
+    global _engine
+    with _engine_lock:
+        if _engine is None:
+            _engine = _Engine()
+            atexit.register(shutdown)
+        return _engine
+
+
+def shutdown() -> None:
+    """Close the browser and its driver (also run at exit): no browser outlives the process."""
+    global _engine
+    with _engine_lock:
+        engine, _engine = _engine, None
+    if engine is None:
+        return
+    try:
+        engine.run(engine.stop()).result(5)
+    except Exception:  # noqa: BLE001 - exiting regardless
+        pass
+    engine.loop.call_soon_threadsafe(engine.loop.stop)
+    engine.network.shutdown(wait=False, cancel_futures=True)
+
+
+# --------------------------------------------------------------------------- the provider
+
+
+class _Blocked(Exception):
+    """A request the page made that the network guard refused."""
+
+
+class BrowserProvider:
+    """Renders pages in the process's browser; see the module docstring."""
+
+    def __init__(self, name: str, options: BrowserOptions):
+        self.name = name
+        self.options = options
+        self.timeout = options.timeout_seconds or 30.0
+        self._session: Any = None
+        self._session_lock = threading.Lock()
+
+    def _http(self) -> Any:
+        """The guarded session every request of the page goes through (no cookies of its own:
+        the browser context keeps those)."""
+        with self._session_lock:
+            if self._session is None:
+                from ..api.http_client import new_session
+                from ..api.netguard import guarded_adapter
+
+                adapter = None if self.options.allow_private_network else guarded_adapter()
+                self._session = new_session(adapter=adapter, keep_cookies=False)
+            return self._session
+
+    def close(self) -> None:
+        """Release the HTTP session (the browser stays for the process)."""
+        with self._session_lock:
+            session, self._session = self._session, None
+        if session is not None:
+            session.close()
+
+    def fetch(self, request: FetchRequest, ctx: Any) -> FetchResponse:
+        """Render every URL (at most ``maxPages`` at once) and read each through the page
+        pipeline; a URL that fails is a page with its error."""
+        urls = list(request.urls)
+        if not urls:
+            return FetchResponse(pages=())
+        problem = setup_problem(self.options.executable_path)
+        if problem is not None:
+            raise ProviderError(f"{self.name}: {problem}", provider=self.name)
+        from .. import pages
+
+        pages.prewarm()
+        deadline = time.monotonic() + self.timeout
+        cancel = getattr(ctx, "cancel", None)
+        engine = _get_engine()
+        future = engine.run(self._render_all(engine, urls, deadline))
+        while True:
+            try:
+                rendered = future.result(0.05)
+                break
+            except TimeoutError:
+                pass
+            if cancel is not None and cancel.is_set():
+                future.cancel()
+                return FetchResponse(
+                    pages=tuple(FetchedPage(url=url, ok=False, error="cancelled") for url in urls)
+                )
+            if time.monotonic() > deadline + 2.0:  # the loop did not answer: restart the browser
+                future.cancel()
+                engine.run(engine.close_browser())
+                message = f"timed out after {self.timeout:g} s while rendering"
+                return FetchResponse(
+                    pages=tuple(FetchedPage(url=url, ok=False, error=message) for url in urls)
+                )
+        return FetchResponse(
+            pages=tuple(
+                self._page(url, found, deadline, cancel) for url, found in zip(urls, rendered)
+            )
+        )
+
+    # -- in the engine's loop --------------------------------------------------------------
+
+    async def _render_all(self, engine: _Engine, urls: list[str], deadline: float) -> list[dict]:
+        import asyncio
+
+        try:
+            browser = await engine.ensure_browser(find_browser(self.options.executable_path))
+        except Exception as exc:  # noqa: BLE001 - a browser that will not start
+            message = f"the browser did not start ({_one_line(exc)})"
+            return [{"error": message} for _ in urls]
+        context = await browser.new_context(
+            service_workers="block",
+            accept_downloads=False,
+            storage_state=engine.storage.get(self.name) if self.options.keep_storage else None,
+        )
+        try:
+            await context.route(
+                "**/*", lambda route, request: self._answer(engine, route, request, deadline)
+            )
+            await context.route_web_socket("**/*", self._socket)
+            limit = asyncio.Semaphore(self.options.max_pages)
+
+            async def one(url: str) -> dict:
+                async with limit:
+                    return await self._render(context, url, deadline)
+
+            found = await asyncio.gather(*(one(url) for url in urls))
+            if self.options.keep_storage:
+                engine.storage[self.name] = await context.storage_state()
+            return list(found)
+        finally:
+            try:
+                await asyncio.wait_for(context.close(), 5)
+            except Exception:  # noqa: BLE001 - a stuck context: the browser starts again
+                await engine.close_browser()
+
+    async def _render(self, context: Any, url: str, deadline: float) -> dict:
+        page = await context.new_page()
+        found: dict = {}
+        try:
+            remaining = max(0.1, deadline - time.monotonic())
+            try:
+                response = await page.goto(
+                    url, wait_until="domcontentloaded", timeout=remaining * 1000
+                )
+            except Exception as exc:  # noqa: BLE001 - navigation errors are the page's failure
+                return {"error": _navigation_error(exc, self.timeout)}
+            if response is None:
+                return {"error": "the browser loaded nothing"}
+            found["status"] = response.status
+            found["final_url"] = page.url
+            found["content_type"] = (await response.all_headers()).get("content-type", "")
+            if response.status >= 400:
+                return found
+            settle = min(self.options.settle_seconds, max(0.0, deadline - time.monotonic() - 0.5))
+            if settle > 0:
+                try:
+                    await page.wait_for_load_state("networkidle", timeout=settle * 1000)
+                except Exception:  # noqa: BLE001 - a page that never idles: take it as it is
+                    pass
+            if "html" in found["content_type"] or not found["content_type"]:
+                found["html"] = await page.content()
+            else:
+                found["body"] = await response.body()
+            return found
+        finally:
+            try:
+                await page.close()
+            except Exception:  # noqa: BLE001
+                pass
+
+    async def _answer(self, engine: _Engine, route: Any, request: Any, deadline: float) -> None:
+        """Answer one request of the page through the guarded session, or refuse it."""
+        import asyncio
+
+        url = request.url
+        scheme = url.split(":", 1)[0].lower()
+        if scheme in ("data", "blob", "about"):
+            await route.continue_()
+            return
+        try:
+            headers = await request.all_headers()
+            body = request.post_data_buffer
+            loop = asyncio.get_running_loop()
+            status, reply_headers, content = await loop.run_in_executor(
+                engine.network, self._forward, request.method, url, headers, body, deadline
+            )
+        except _Blocked:
+            await route.abort("blockedbyclient")
+            return
+        except Exception:  # noqa: BLE001 - a failed subresource fails as in a browser
+            await route.abort("failed")
+            return
+        await route.fulfill(status=status, headers=reply_headers, body=content)
+
+    def _forward(
+        self, method: str, url: str, headers: dict, body: bytes | None, deadline: float
+    ) -> tuple[int, dict, bytes]:
+        """One request of the page, sent by this process (blocking; in a network thread)."""
+        from ..api.http_client import read_body, socket_timeouts
+        from ..api.netguard import describe_host, is_proxied, request_target
+
+        try:
+            scheme, host, port = request_target(url)
+        except ValueError:
+            raise _Blocked(url) from None
+        if scheme not in ("http", "https"):
+            raise _Blocked(url)
+        if not self.options.allow_private_network:
+            try:
+                if describe_host(host, port, resolve=not is_proxied(url)):
+                    raise _Blocked(url)
+            except OSError:
+                raise _Blocked(url) from None
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise _Blocked(url)
+        sent = {
+            k: v
+            for k, v in headers.items()
+            if k.lower() not in _HOP_HEADERS and not k.startswith(":")
+        }
+        response = self._http().request(
+            method,
+            url,
+            headers=sent,
+            data=body,
+            allow_redirects=False,
+            stream=True,
+            timeout=socket_timeouts(remaining),
+        )
+        try:
+            content, _too_big = read_body(
+                response, max_bytes=self.options.max_bytes, deadline=deadline
+            )
+        finally:
+            response.close()
+        reply = {k: v for k, v in response.headers.items() if k.lower() not in _HOP_HEADERS}
+        return response.status_code, reply, content
+
+    async def _socket(self, socket: Any) -> None:
+        """A WebSocket of the page: to a public host only (unless private networks are allowed)."""
+        import asyncio
+
+        from ..api.netguard import describe_host, is_proxied, request_target
+
+        url = socket.url
+        http_url = "http" + url[2:] if url.startswith("ws") else url
+        try:
+            _, host, port = request_target(http_url)
+            loop = asyncio.get_running_loop()
+            refused = not self.options.allow_private_network and await loop.run_in_executor(
+                None, lambda: describe_host(host, port, resolve=not is_proxied(http_url))
+            )
+        except (ValueError, OSError):
+            refused = True
+        if refused:
+            await socket.close()
+        else:
+            socket.connect_to_server()
+
+    # -- back in the calling thread ----------------------------------------------------------
+
+    def _page(self, url: str, found: dict, deadline: float, cancel: Any) -> FetchedPage:
+        from .. import pages
+
+        if "error" in found:
+            return FetchedPage(url=url, ok=False, error=found["error"])
+        status = found.get("status")
+        facts = {
+            "final_url": found.get("final_url"),
+            "status": status,
+            "content_type": (found.get("content_type") or "").split(";")[0].strip() or None,
+        }
+        if status is not None and status >= 400:
+            from http import HTTPStatus
+
+            try:
+                reason = HTTPStatus(status).phrase
+            except ValueError:
+                reason = ""
+            return FetchedPage(url=url, ok=False, error=f"HTTP {status} {reason}".rstrip(), **facts)
+        notes: list[str] = []
+        if "html" in found:
+            body = found["html"].encode("utf-8", "surrogatepass")
+            kind, content_type = "html", "text/html; charset=utf-8"
+        else:
+            body = found.get("body") or b""
+            content_type = found.get("content_type") or ""
+            kind = pages.content_kind(content_type.split(";")[0].strip().lower())
+            if kind is None:
+                return FetchedPage(
+                    url=url,
+                    ok=False,
+                    error=f"unsupported content type {facts['content_type']}",
+                    **facts,
+                )
+        if len(body) > self.options.max_bytes:
+            body = body[: self.options.max_bytes]
+            notes.append(f"Stopped reading after {self.options.max_bytes:,} bytes (maxBytes)")
+        try:
+            read = pages.read(
+                body,
+                kind=kind,
+                content_type=content_type,
+                url=found.get("final_url") or url,
+                deadline=deadline,
+                cancel=cancel,
+            )
+        except pages.Unreadable as exc:
+            return FetchedPage(url=url, ok=False, error=str(exc), **facts)
+        except InterruptedError:
+            return FetchedPage(url=url, ok=False, error="cancelled", **facts)
+        notes += [n for n in read.notes if "the direct fetcher does not run" not in n]
+        return FetchedPage(
+            url=url,
+            ok=True,
+            title=read.title,
+            text=read.text,
+            notes=tuple(notes),
+            links=read.links,
+            degraded=read.degraded,
+            **facts,
+        )
+
+
+def _one_line(exc: BaseException) -> str:
+    lines = str(exc).strip().splitlines()
+    return lines[0][:200] if lines else type(exc).__name__
+
+
+def _navigation_error(exc: BaseException, timeout: float) -> str:
+    text = str(exc)
+    if "Timeout" in type(exc).__name__ or "Timeout" in text.split("\n", 1)[0]:
+        return f"timed out after {timeout:g} s while rendering"
+    if "Download is starting" in text:
+        return "the URL is a download, which the browser fetcher refuses"
+    if "ERR_BLOCKED_BY_CLIENT" in text:
+        return "refused: the page's host is private or could not be checked; set \"allowPrivateNetwork\": true in the browser provider's options to allow it"
+    if "ERR_FAILED" in text or "net::" in text:
+        code = text.split("net::", 1)[1].split()[0] if "net::" in text else "ERR_FAILED"
+        return f"the page could not be loaded ({code})"
+    return f"the page could not be rendered ({_one_line(exc)})"
+
+
+def _create(config: Any) -> BrowserProvider:
+    return BrowserProvider(config.name, config.options or BrowserOptions())
+
+
+BROWSER = ProviderType(
+    name="browser",
+    label="Local browser",
+    factory=_create,
+    options_class=BrowserOptions,
+    fetch=Fetch(modes={"text"}, local=True, javascript=True),
+    setup_check=lambda options: setup_problem(getattr(options, "executable_path", None)),
+)
+
+
+@hookimpl
+def register_provider_types(register):
+    """Register the ``browser`` provider type (keyless; serves ``web_fetch`` when configured)."""
+    register(BROWSER)

@@ -1,0 +1,244 @@
+"""The `browser` fetcher, for real: a JavaScript page rendered to text in a local headless
+Chromium through pi-web, the network guard checked on the wire, cancellation, and no browser
+left behind. Skipped, with the reason, where Playwright or a browser is missing."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+pytestmark = [pytest.mark.slow, pytest.mark.browser]
+
+BIN = Path(sys.executable).parent
+
+
+def _missing() -> str | None:
+    try:
+        from pi_web_tools.providers.browser import setup_problem
+    except ImportError as exc:  # pragma: no cover
+        return str(exc)
+    return setup_problem()
+
+
+MISSING = _missing()
+if MISSING:
+    pytestmark.append(pytest.mark.skip(reason=f"no browser here: {MISSING}"))
+
+
+def _shell(script_body: str, words: str = "drawn by JavaScript") -> bytes:
+    paragraph = (
+        f"<p>This text was {words} in the page. It has enough words to be the main content "
+        "of an article, which the extractor wants before it trusts the text.</p>"
+    )
+    return (
+        "<html><head><title>App</title></head><body><div id='root'></div><script>"
+        "document.getElementById('root').innerHTML = '<article><h1>Rendered</h1>"
+        f"{paragraph * 4}</article>';"
+        f"{script_body}</script></body></html>"
+    ).encode()
+
+
+class Recorder:
+    """A loopback HTTP server that answers every path with *body* and records each request:
+    the page server, a proxy (absolute URLs arrive) or a trap that must receive nothing."""
+
+    def __init__(self, body: bytes = b"", delay: float = 0.0):
+        self.seen: list[str] = []
+        recorder = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_GET(self):
+                recorder.seen.append(self.path)
+                if delay:
+                    time.sleep(delay)
+                try:
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/html; charset=utf-8")
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                except OSError:
+                    pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.port = self.server.server_address[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def recorders():
+    made: list[Recorder] = []
+
+    def make(body: bytes = b"", delay: float = 0.0) -> Recorder:
+        made.append(Recorder(body, delay))
+        return made[-1]
+
+    yield make
+    for recorder in made:
+        recorder.close()
+
+
+def _pi_web(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [str(BIN / "pi-web"), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "NO_COLOR": "1", **(env or {})},
+    )
+
+
+def test_an_application_shell_is_rendered_by_the_ladder_through_pi_web(recorders, write_config):
+    """The direct fetcher finds an application shell; the configured browser renders it first,
+    and the section says so."""
+    site = recorders(_shell(""))
+    write_config(
+        {
+            "providers": [
+                {"name": "direct", "type": "direct", "options": {"allowPrivateNetwork": True}},
+                {"name": "chrome", "type": "browser", "options": {"allowPrivateNetwork": True}},
+            ]
+        }
+    )
+    proc = _pi_web("fetch", f"{site.url}/app")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "Note: rendered in a local browser: the page needs JavaScript" in proc.stdout
+    assert "This text was drawn by JavaScript in the page." in proc.stdout
+
+
+def test_the_pages_requests_to_private_addresses_are_never_sent(recorders, write_config):
+    """A page (reached through a loopback proxy under a public-looking name) whose scripts ask
+    for a metadata address, another loopback port and a 10.x image: none of them is sent, on
+    the wire (the trap server and the proxy record every request)."""
+    trap = recorders(b"secret")
+    script = (
+        "fetch('http://169.254.169.254/latest/meta-data/').catch(()=>{});"
+        f"fetch('http://127.0.0.1:{trap.port}/steal').catch(()=>{{}});"
+        "var i=new Image(); i.src='http://10.1.2.3/pixel.png'; document.body.appendChild(i);"
+        f"var f=document.createElement('iframe'); f.src='http://127.0.0.1:{trap.port}/frame';"
+        "document.body.appendChild(f);"
+        f"try {{ new WebSocket('ws://127.0.0.1:{trap.port}/ws'); }} catch (e) {{}}"
+    )
+    proxy = recorders(_shell(script, words="behind a proxy"))
+    write_config({"providers": [{"name": "chrome", "type": "browser"}]})
+    proc = _pi_web(
+        "fetch",
+        "http://shell.example/page",
+        env={"HTTP_PROXY": proxy.url, "http_proxy": proxy.url, "NO_PROXY": "", "no_proxy": ""},
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "This text was behind a proxy in the page." in proc.stdout
+    time.sleep(0.5)
+    assert trap.seen == []
+    assert proxy.seen == ["http://shell.example/page"]
+
+
+def test_pi_web_config_says_the_browser_is_ready(write_config):
+    write_config({"providers": [{"name": "chrome", "type": "browser"}]})
+    proc = _pi_web("config")
+    assert proc.returncode == 0, proc.stdout
+    assert "Note: chrome: ready on this machine" in proc.stdout
+    write_config(
+        {
+            "providers": [
+                {"name": "chrome", "type": "browser", "options": {"executablePath": "/no/such"}}
+            ]
+        }
+    )
+    assert "Warning: chrome: no browser at executablePath '/no/such'" in _pi_web("config").stdout
+
+
+def test_cancellation_stops_a_render_within_a_second(recorders):
+    """A page that never finishes: the call's cancellation returns within a second."""
+    from pi_hostspec.types import ToolContext
+    from pi_web_tools.api.types import FetchRequest
+    from pi_web_tools.providers.browser import BrowserOptions, BrowserProvider
+
+    slow = recorders(b"<html><body>late</body></html>", delay=30)
+    provider = BrowserProvider("chrome", BrowserOptions(allow_private_network=True))
+    ctx = ToolContext()
+    threading.Timer(1.0, ctx.cancel.set).start()
+    started = time.monotonic()
+    response = provider.fetch(FetchRequest(urls=(f"{slow.url}/hang",)), ctx)
+    assert time.monotonic() - started < 2.0
+    assert response.pages[0].error == "cancelled"
+
+
+CHILD = """
+import sys, time
+from pi_web_tools.api.types import FetchRequest
+from pi_web_tools.providers.browser import BrowserOptions, BrowserProvider
+provider = BrowserProvider("chrome", BrowserOptions(allow_private_network=True))
+page = provider.fetch(FetchRequest(urls=(sys.argv[1],)), None).pages[0]
+print("rendered" if page.ok else page.error, flush=True)
+if sys.argv[2] == "hang":
+    time.sleep(60)
+"""
+
+
+def _browsers() -> list[str]:
+    found = subprocess.run(
+        ["pgrep", "-f", "--", "--pi-web-tools-browser"], capture_output=True, text=True
+    )
+    return found.stdout.split()
+
+
+@pytest.mark.parametrize("ending", ["exit", "sigkill", "sigterm"])
+def test_no_browser_outlives_its_process(ending, recorders):
+    """After a render, the process ends (normally, killed, terminated): within seconds no
+    browser process of ours is left."""
+    site = recorders(_shell(""))
+    before = set(_browsers())
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD, f"{site.url}/", "exit" if ending == "exit" else "hang"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert child.stdout.readline().strip() == "rendered"
+    assert set(_browsers()) - before, "the browser should be running now"
+    if ending == "sigkill":
+        child.send_signal(signal.SIGKILL)
+    elif ending == "sigterm":
+        child.send_signal(signal.SIGTERM)
+    child.wait(30)
+    for _ in range(100):
+        if not set(_browsers()) - before:
+            break
+        time.sleep(0.1)
+    assert set(_browsers()) - before == set()
+
+
+def test_five_shells_render_in_parallel(recorders):
+    """Five pages of one call load at once: the call takes far less than five single ones."""
+    from pi_web_tools.api.types import FetchRequest
+    from pi_web_tools.providers.browser import BrowserOptions, BrowserProvider
+
+    site = recorders(_shell(""), delay=1.0)
+    provider = BrowserProvider("chrome", BrowserOptions(allow_private_network=True, max_pages=5))
+    provider.fetch(FetchRequest(urls=(f"{site.url}/warm",)), None)  # the browser is up
+    started = time.monotonic()
+    pages = provider.fetch(
+        FetchRequest(urls=tuple(f"{site.url}/{i}" for i in range(5))), None
+    ).pages
+    took = time.monotonic() - started
+    assert all(page.ok for page in pages), [page.error for page in pages]
+    assert took < 4.0, f"5 pages of 1 s each took {took:.1f} s"
+    assert json.dumps([page.url for page in pages])
