@@ -285,7 +285,9 @@ def main(argv: list[str] | None = None) -> int:
         f"{'extraction time vs trafilatura':30} {ratio:9.2f}x {'1.00x':>12} {TIME_RATIO_LIMIT:6.2f}x  "
         f"{'ok' if ok else 'MISSED'}  ({ours_time:.1f} s vs {theirs_time:.1f} s)"
     )
-    print(f"{len(pages)} pages through web_fetch in {elapsed:.0f} s (2 workers), data: {options.data}")
+    print(
+        f"{len(pages)} pages through web_fetch in {elapsed:.0f} s (2 workers), data: {options.data}"
+    )
     if options.quick:
         print("quick mode: goals not enforced")
         return 0

@@ -13,8 +13,10 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import tracemalloc
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -502,6 +504,116 @@ def bench_truncation(reps: int) -> list[dict]:
     ]
 
 
+_SHELL = (
+    "<html><head><title>App</title></head><body><div id='root'></div><script>"
+    "document.getElementById('root').innerHTML = '<article><h1>Rendered</h1>' + "
+    "'<p>This text was drawn by JavaScript in the page, with enough words to be the main "
+    "content of an article that the extractor trusts.</p>'.repeat(6) + '</article>';"
+    "</script></body></html>"
+).encode()
+_STATIC = (
+    "<html><head><title>App</title></head><body><article><h1>Rendered</h1>"
+    + "<p>This text was drawn by JavaScript in the page, with enough words to be the main "
+    "content of an article that the extractor trusts.</p>" * 6 + "</article></body></html>"
+).encode()
+
+
+def bench_browser(reps: int) -> list[dict]:
+    """The browser fetcher (9a, 9b): a cold first render and a warm one against a direct fetch
+    of the same page written out statically; five shells in one call against one (goal 1.5x,
+    pages render in parallel). Skipped where no browser can be driven."""
+    from pi_web_tools.api.types import FetchRequest
+    from pi_web_tools.providers import browser, direct
+
+    targets = ("9a. browser: warm render vs direct fetch", "9b. browser: 5 shells vs 1")
+    problem = browser.setup_problem()
+    if problem is not None:
+        return [
+            {
+                "target": t,
+                "measured": None,
+                "limit": 1.5,
+                "unit": "x",
+                "note": f"skipped: {problem}",
+            }
+            for t in targets
+        ]
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_GET(self):
+            body = _STATIC if self.path.startswith("/static") else _SHELL
+            if "slow" in self.path:
+                time.sleep(0.2)
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    root = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        render = browser.BrowserProvider(
+            "chrome",
+            browser.BrowserOptions(allow_private_network=True, max_pages=5, settle_seconds=0.5),
+        )
+        plain = direct.DirectProvider("direct", direct.DirectOptions(allow_private_network=True))
+        browser.shutdown()
+        start = time.perf_counter()
+        first = render.fetch(FetchRequest(urls=(f"{root}/cold",)), None).pages[0]
+        cold = time.perf_counter() - start
+        assert first.ok, first.error
+        warm, flat, one, five = [], [], [], []
+        for i in range(reps):
+            start = time.perf_counter()
+            render.fetch(FetchRequest(urls=(f"{root}/w{i}",)), None)
+            warm.append(time.perf_counter() - start)
+            start = time.perf_counter()
+            plain.fetch(FetchRequest(urls=(f"{root}/static{i}",)), None)
+            flat.append(time.perf_counter() - start)
+            start = time.perf_counter()
+            render.fetch(FetchRequest(urls=(f"{root}/slow-one{i}",)), None)
+            one.append(time.perf_counter() - start)
+            start = time.perf_counter()
+            pages = render.fetch(
+                FetchRequest(urls=tuple(f"{root}/slow{i}-{n}" for n in range(5))), None
+            ).pages
+            five.append(time.perf_counter() - start)
+            assert all(page.ok for page in pages), [page.error for page in pages]
+        plain.close()
+        render.close()
+    finally:
+        browser.shutdown()
+        server.shutdown()
+        server.server_close()
+    warm_m, warm_s = _median_spread(warm)
+    flat_m, _ = _median_spread(flat)
+    one_m, _ = _median_spread(one)
+    five_m, five_s = _median_spread(five)
+    return [
+        {
+            "target": targets[0],
+            "measured": warm_m / flat_m,
+            "limit": 100.0,
+            "unit": "x",
+            "note": f"warm {warm_m * 1000:.0f} ms ± {warm_s * 1000:.0f}, cold first render "
+            f"{cold * 1000:.0f} ms, direct {flat_m * 1000:.0f} ms (settle 0.5 s)",
+        },
+        {
+            "target": targets[1],
+            "measured": five_m / one_m,
+            "limit": 1.5,
+            "unit": "x",
+            "note": f"{five_m * 1000:.0f} ms ± {five_s * 1000:.0f} vs {one_m * 1000:.0f} ms (200 ms pages)",
+        },
+    ]
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run every measurement, print the table, exit 1 when a target is missed (not in --quick)."""
     parser = argparse.ArgumentParser(description=__doc__)
@@ -541,6 +653,7 @@ def main(argv: list[str] | None = None) -> int:
         rows += bench_llm_startup(1 if options.quick else 31)
         rows += bench_truncation(2 if options.quick else 7)
         rows += bench_cached_fetch(Path(agent), 3 if options.quick else 25)
+        rows += bench_browser(2 if options.quick else 9)
         fetch_venv = options.fetch_venv or (Path(agent) / "fetch-venv" if options.fetch else None)
         rows.append(bench_mcp_startup(Path(agent), 3 if options.quick else 15, fetch_venv))
     width = max(len(row["target"]) for row in rows)

@@ -355,6 +355,10 @@ class BrowserProvider:
     async def _render(self, context: Any, url: str, deadline: float) -> dict:
         page = await context.new_page()
         found: dict = {}
+        in_flight = _InFlight()
+        page.on("request", in_flight.started)
+        page.on("requestfinished", in_flight.ended)
+        page.on("requestfailed", in_flight.ended)
         try:
             remaining = max(0.1, deadline - time.monotonic())
             try:
@@ -371,11 +375,7 @@ class BrowserProvider:
             if response.status >= 400:
                 return found
             settle = min(self.options.settle_seconds, max(0.0, deadline - time.monotonic() - 0.5))
-            if settle > 0:
-                try:
-                    await page.wait_for_load_state("networkidle", timeout=settle * 1000)
-                except Exception:  # noqa: BLE001 - a page that never idles: take it as it is
-                    pass
+            await _settle(page, in_flight, settle)
             if "html" in found["content_type"] or not found["content_type"]:
                 found["html"] = await page.content()
             else:
@@ -540,6 +540,38 @@ class BrowserProvider:
             degraded=read.degraded,
             **facts,
         )
+
+
+class _InFlight:
+    """The requests a page has open, and when that last changed."""
+
+    def __init__(self) -> None:
+        self.open = 0
+        self.changed = time.monotonic()
+
+    def started(self, _request: Any) -> None:
+        self.open += 1
+        self.changed = time.monotonic()
+
+    def ended(self, _request: Any) -> None:
+        self.open = max(0, self.open - 1)
+        self.changed = time.monotonic()
+
+
+#: A page has settled when no request of it was open for this long.
+QUIET_SECONDS = 0.15
+
+
+async def _settle(page: Any, in_flight: _InFlight, seconds: float) -> None:
+    """Wait until the page's network has been quiet for :data:`QUIET_SECONDS` (its scripts
+    fetched what they draw), at most *seconds*."""
+    import asyncio
+
+    until = time.monotonic() + seconds
+    while time.monotonic() < until:
+        if in_flight.open == 0 and time.monotonic() - in_flight.changed >= QUIET_SECONDS:
+            return
+        await asyncio.sleep(0.03)
 
 
 def _one_line(exc: BaseException) -> str:
