@@ -299,6 +299,10 @@ def test_http_on_all_interfaces_answers_401_without_the_token(agent_dir, kagi, t
     with serving(agent_dir, "--host", "0.0.0.0", "--token-file", str(token_file)) as server:
         assert "bearer token required" in server.log
         # The start line says which Host names are accepted and how to add one.
+        for _ in range(50):
+            if "add it with --allow-host NAME" in server.log:
+                break
+            time.sleep(0.1)
         assert f"accepting Host: 127.0.0.1:{server.port}, localhost:{server.port}" in server.log
         assert "add it with --allow-host NAME" in server.log
         results["none"] = _post(server.port, {})

@@ -215,7 +215,10 @@ def test_extraction_workers_have_a_memory_limit(server, tools, write_config):
     from pi_web_tools.pages import workers
 
     page = b"<html><head><title>T</title></head><body><p>" + b"words " * 100 + b"</p></body></html>"
-    outcome = fetch(server, tools, write_config, Reply(200, page, content_type="text/html"))
+    # A generous timeout: a worker's first start on a busy machine must not be cut short.
+    outcome = fetch(
+        server, tools, write_config, Reply(200, page, content_type="text/html"), timeout=20
+    )
     assert not outcome.result.is_error
     pool = workers._get_pool()
     assert pool.idle, "the worker is kept warm"
