@@ -75,7 +75,7 @@ def write_config(agent_dir):
 @pytest.fixture(scope="session")
 def make_httpserver():
     """pytest-httpserver's server, the one loopback page server of the tests: on 127.0.0.1,
-    threaded (a slow page must not hold the others of a call)."""
+    threaded (a slow page must not hold the others of a call), 404 for a path not served."""
     from pytest_httpserver import HTTPServer
 
     server = HTTPServer(host="127.0.0.1", port=0, threaded=True)
@@ -84,6 +84,14 @@ def make_httpserver():
     server.clear()
     if server.is_running():
         server.stop()
+
+
+@pytest.fixture
+def httpserver(make_httpserver):
+    """The page server, emptied for this test; a path nobody serves is 404, as on a real site."""
+    make_httpserver.clear()
+    make_httpserver.no_handler_status_code = 404
+    return make_httpserver
 
 
 def serve(httpserver, routes: dict) -> str:

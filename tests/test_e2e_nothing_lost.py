@@ -8,14 +8,11 @@ import os
 import re
 import subprocess
 import sys
-import threading
-from collections import Counter
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
-from .conftest import SECRET, kagi_config
+from .conftest import SECRET, hits, kagi_config, serve
 from .fake_apis import FakeKagi
 from .test_llm_bridge import _echo_tool_results, _llm
 from .test_mcp_server import _run, _session, _text
@@ -34,56 +31,34 @@ def _page(i: int) -> str:
     return "".join(f"page {i} row {n:04d} {'x' * 40}\n" for n in range(400))[:12000]
 
 
-class Pages:
-    """A loopback web server of plain-text pages that counts the requests for each path."""
-
-    def __init__(self):
-        pages = self
-        self.hits: Counter = Counter()
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def do_GET(self):
-                path = self.path.split("?", 1)[0]
-                pages.hits[path] += 1
-                if path == "/big.txt":
-                    body = BIG
-                elif re.fullmatch(r"/p\d\.txt", path):
-                    body = _page(int(path[2]))
-                elif path == "/echo.txt":
-                    body = f"this page echoes the key {SECRET} back"
-                else:
-                    self.send_error(404)
-                    return
-                data = body.encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "text/plain; charset=utf-8")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-
 @pytest.fixture
 def server_log(tmp_path) -> Path:
     """Where the MCP server's stderr goes."""
     return tmp_path / "mcp-stderr.log"
 
 
+class Pages:
+    """The plain-text pages, served by the tests' loopback server (pytest-httpserver)."""
+
+    def __init__(self, httpserver):
+        self.server = httpserver
+        routes = {f"/p{i}.txt": (200, "text/plain; charset=utf-8", _page(i)) for i in range(1, 7)}
+        routes["/big.txt"] = (200, "text/plain; charset=utf-8", BIG)
+        routes["/echo.txt"] = (
+            200,
+            "text/plain; charset=utf-8",
+            f"this page echoes the key {SECRET} back",
+        )
+        self.url = serve(httpserver, routes)
+
+    def hits(self, path: str) -> int:
+        """How many requests *path* received."""
+        return hits(self.server, path)
+
+
 @pytest.fixture
-def pages(write_config):
+def pages(write_config, httpserver):
     """The page server, and a config whose direct fetcher may reach loopback."""
-    server = Pages()
     write_config(
         {
             "providers": [
@@ -91,8 +66,7 @@ def pages(write_config):
             ]
         }
     )
-    yield server
-    server.close()
+    return Pages(httpserver)
 
 
 def _window(text: str) -> tuple[str, int | None]:
@@ -132,7 +106,7 @@ def test_a_1mb_page_is_read_to_its_end_over_mcp_and_downloaded_once(agent_dir, s
     _run(test)
     assert "".join(parts) == BIG
     assert len(parts) == 21  # 1 MiB in windows of 50,000 characters
-    assert pages.hits["/big.txt"] == 1
+    assert pages.hits("/big.txt") == 1
 
 
 def _six(pages: Pages) -> list[str]:

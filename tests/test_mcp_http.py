@@ -13,7 +13,6 @@ import sys
 import threading
 import time
 from contextlib import asynccontextmanager, contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import anyio
@@ -25,7 +24,7 @@ from mcp.shared.exceptions import MCPError
 from pi_hostspec import mcp_http
 from pi_hostspec.mcp_http import HttpOptions, UsageError
 
-from .conftest import SECRET, kagi_config
+from .conftest import SECRET, kagi_config, serve
 from .fake_apis import FakeKagi
 
 pytestmark = pytest.mark.slow
@@ -44,35 +43,18 @@ PAGE = (
 
 
 class Pages:
-    """A loopback web server: ``/page.html`` at once, ``/slow.html?s=N`` after N seconds
-    (SLOW_SECONDS by default)."""
+    """Pages on the tests' loopback server: ``/page.html`` at once, ``/slow.html?s=N`` after N
+    seconds (SLOW_SECONDS by default)."""
 
-    def __init__(self):
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
+    def __init__(self, httpserver):
+        def slow(request):
+            from werkzeug import Response
 
-            def do_GET(self):
-                path, _, query = self.path.partition("?")
-                seconds = query.rpartition("s=")[2] if "s=" in query else ""
-                if path == "/slow.html":
-                    time.sleep(float(seconds or SLOW_SECONDS))
-                body = PAGE.encode()
-                self.send_response(200 if path in ("/page.html", "/slow.html") else 404)
-                self.send_header("Content-Type", "text/html; charset=utf-8")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
+            time.sleep(float(request.args.get("s") or SLOW_SECONDS))
+            return Response(PAGE, content_type="text/html; charset=utf-8")
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-
-    def close(self):
-        self.server.shutdown()
-        self.server.server_close()
+        httpserver.expect_request("/slow.html").respond_with_handler(slow)
+        self.url = serve(httpserver, {"/page.html": (200, "text/html; charset=utf-8", PAGE)})
 
 
 class Running:
@@ -182,10 +164,8 @@ def _post(port: int, headers: dict, body: dict | None = None) -> tuple[int, str]
 
 
 @pytest.fixture
-def pages():
-    server = Pages()
-    yield server
-    server.close()
+def pages(httpserver):
+    return Pages(httpserver)
 
 
 @pytest.fixture

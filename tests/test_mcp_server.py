@@ -18,7 +18,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
 
-from .conftest import SECRET, kagi_config
+from .conftest import SECRET, kagi_config, serve
 from .fake_apis import FakeKagi
 
 pytestmark = pytest.mark.slow
@@ -41,27 +41,9 @@ def kagi(write_config):
 
 
 @pytest.fixture
-def page_url():
-    """A loopback HTTP server with one HTML page; yields the page's URL."""
-
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args):
-            pass
-
-        def do_GET(self):
-            body = PAGE.encode()
-            self.send_response(200 if self.path == "/page.html" else 404)
-            self.send_header("Content-Type", "text/html; charset=utf-8")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/page.html"
-    server.shutdown()
-    server.server_close()
+def page_url(httpserver):
+    """One HTML page on the tests' loopback server; yields its URL (other paths: 404)."""
+    return serve(httpserver, {"/page.html": (200, "text/html; charset=utf-8", PAGE)}) + "/page.html"
 
 
 @pytest.fixture
