@@ -602,7 +602,7 @@ def bench_browser(reps: int) -> list[dict]:
             "limit": 100.0,
             "unit": "x",
             "note": f"warm {warm_m * 1000:.0f} ms ± {warm_s * 1000:.0f}, cold first render "
-            f"{cold * 1000:.0f} ms, direct {flat_m * 1000:.0f} ms (settle 0.5 s)",
+            f"{cold * 1000:.0f} ms, direct {flat_m * 1000:.0f} ms (settle at most 0.5 s)",
         },
         {
             "target": targets[1],
