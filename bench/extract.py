@@ -48,6 +48,8 @@ WCXB_GOALS = {
 }
 TIME_RATIO_LIMIT = 1.5
 WINDOW = 100_000
+#: What a section says in place of an empty text (the tool's words, not the page's).
+NO_TEXT = "(no text content)"
 
 
 def _pages(data: Path, quick: bool) -> list[dict]:
@@ -168,7 +170,7 @@ def _read_whole_page(url: str) -> str:
         head_end = text.find("\n\n")
         tail = _TAIL.search(text)
         body = text[head_end + 2 : tail.start() if tail else len(text)] if head_end != -1 else ""
-        parts.append(body)
+        parts.append("" if body == NO_TEXT else body)
         if not tail or tail.group(3) is None:
             break
         offset = json.loads(tail.group(3))["offset"]
@@ -185,15 +187,12 @@ def site_half(url: str | None) -> str:
 
 
 def _guessed_type(html: str, url: str) -> str:
-    """The page type the extractor's page-type stage guesses (its own names mapped to WCXB's)."""
+    """The page type the extractor's page-type stage guesses (WCXB's seven types)."""
     from pi_web_tools.pages import extraction
     from trafilatura.utils import load_html
 
     tree = load_html(html)
-    if tree is None:
-        return "article"
-    guess = extraction.guess_page_type(extraction._signals(tree), url)
-    return {"other": "article"}.get(guess, guess)
+    return "article" if tree is None else extraction.classify(tree, url)
 
 
 def _resiliparse(html: str) -> str:

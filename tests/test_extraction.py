@@ -60,3 +60,70 @@ def test_a_code_block_is_fenced_in_its_language_even_on_one_line():
     text = extract(html, "https://docs.example/a").text
     assert "```python\nprint(1)\n```" in text
     assert "```js\nlet a = 1;\nlet b = 2;\n```" in text
+
+
+@pytest.mark.parametrize(
+    "url, expected",
+    [
+        ("https://forum.example.org/some-post", "forum"),
+        ("https://example.org/t/why-is-it-slow/1234", "forum"),
+        ("https://example.org/questions/42/how-do-i", "forum"),
+        ("https://example.org/viewtopic.php?t=7", "forum"),
+        ("https://docs.example.org/install", "documentation"),
+        ("https://example.org/reference/api-keys", "documentation"),
+        ("https://example.org/collections/wallets", "collection"),
+        ("https://example.org/product-category/outdoor/", "collection"),
+        ("https://example.org/products/blue-wallet", "product"),
+        ("https://store.example.org/", "product"),
+        ("https://example.org/services/consulting", "service"),
+        ("https://example.org/news", "listing"),
+        ("https://example.org/2026/05/a-story", "article"),
+    ],
+)
+def test_the_page_type_stage_reads_the_url_first(url, expected):
+    from trafilatura.utils import load_html
+
+    assert extraction.classify(load_html(ARTICLE), url) == expected
+
+
+def _page_with(head: str) -> str:
+    return f"<html><head>{head}</head><body><p>{'Some words here. ' * 30}</p></body></html>"
+
+
+@pytest.mark.parametrize(
+    "head, expected",
+    [
+        ('<meta name="generator" content="Discourse 3.4.0">', "forum"),
+        ('<meta name="generator" content="Sphinx 7.2">', "documentation"),
+        ('<meta property="og:type" content="product">', "product"),
+        ('<meta property="og:type" content="product.group">', "collection"),
+        (
+            '<script type="application/ld+json">{"@type": "CollectionPage", "name": "Desks"}</script>',
+            "collection",
+        ),
+        (
+            '<script type="application/ld+json">{"@type": "Product", "offers": {"@type": "Offer"}}'
+            "</script>",
+            "product",
+        ),
+        ('<meta property="og:type" content="article">', "article"),
+        ("", "article"),
+    ],
+)
+def test_the_page_type_stage_reads_the_html_when_the_url_says_nothing(head, expected):
+    from trafilatura.utils import load_html
+
+    tree = load_html(_page_with(head))
+    assert extraction.classify(tree, "https://example.org/some/page") == expected
+
+
+@pytest.mark.parametrize(
+    "url, cards_tried",
+    [("https://example.org/news", True), ("https://example.org/collections/desks", False)],
+)
+def test_item_cards_are_looked_for_on_listings_but_not_on_collections(monkeypatch, url, cards_tried):
+    tried = []
+    monkeypatch.setattr(extraction, "_card_additions", lambda *args: tried.append(url) or [])
+    html = "<html><body><main><h1>Desks</h1><p>" + "Desks for every room. " * 20 + "</p></main></body></html>"
+    extraction.extract(html, url)
+    assert bool(tried) is cards_tried
