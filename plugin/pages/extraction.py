@@ -216,15 +216,18 @@ def classify(tree, url, sig=None):
 
 
 def _profile(page_type, sig, url):
-    """The extraction profile of a page type. An article with no article markup (schema.org or
-    ``og:type``) is a weaker guess: a site's front page (``/`` or one short segment) is read as
-    a service page, anything else with the generic profile ``other``."""
-    if page_type != "article" or set(sig["types"]) & _ART_TYPES or sig["ogtype"] == "article":
-        return page_type
+    """The extraction profile of a page type. ``service`` is the profile of a site's front page
+    (``/`` or one short segment); a service page deeper in a site (``/services/...``) reads like
+    an article without markup, with the generic profile ``other``. An article with no article
+    markup (schema.org or ``og:type``) is a weaker guess: a front page, or ``other``."""
     path = urlparse(url or "").path or "/"
-    if path.strip("/") == "" or (path.count("/") <= 1 and len(path) < 25):
-        return "service"
-    return "other"
+    front = path.strip("/") == "" or (path.count("/") <= 1 and len(path) < 25)
+    if page_type == "service" or (
+        page_type == "article"
+        and not (set(sig["types"]) & _ART_TYPES or sig["ogtype"] == "article")
+    ):
+        return "service" if front else "other"
+    return page_type
 
 
 # --------------------------------------------------------------------------- rendering
