@@ -14,6 +14,7 @@ PACKAGES = {"pi_hostspec": ROOT / "hostspec", "pi_web_tools": ROOT / "plugin"}
 #: The host contract's modules, in layers: a module may import only modules of lower layers.
 HOST_LAYERS = {
     "pi_hostspec.install": 0,
+    "pi_hostspec.lazy": 0,
     "pi_hostspec.limits": 0,
     "pi_hostspec.sanitize": 0,
     "pi_hostspec.schema": 0,
