@@ -7,8 +7,7 @@ import every plugin at every start.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from .lazy import lazy_names
 
 _HOME = {
     "ENTRY_POINT_GROUP": "hookspecs",
@@ -49,17 +48,7 @@ _HOME = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _HOME.get(name)
-    if module is None:
-        raise AttributeError(f"module 'pi_hostspec' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_names(__name__, _HOME)
 
 
 __all__ = [

@@ -16,21 +16,11 @@ sees).
 
 from __future__ import annotations
 
-from typing import Any
+from pi_hostspec.lazy import lazy_names
 
 from . import api as _api
 from .api.version import __version__
 
 __all__ = ["__version__", *_api.__all__]
 
-
-def __getattr__(name: str) -> Any:
-    if name in _api.HOME:
-        value = getattr(_api, name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'pi_web_tools' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_names(__name__, dict.fromkeys(_api.__all__, "api"))

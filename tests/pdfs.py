@@ -122,3 +122,31 @@ def make_flate_text_bomb(operators: int = 2_000_000) -> bytes:
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
     ]
     return _pdf(objects)
+
+
+def make_slow_pdf(pages: int = 60, operators: int = 100_000) -> bytes:
+    """A small PDF that is slow to read but not large in memory: *pages* pages, each a
+    Flate-compressed stream of *operators* text-showing operators (each page is laid out and
+    freed in turn: about 0.35 s a page for 100,000 operators here)."""
+    import zlib
+
+    content = b"BT /F1 1 Tf " + b"(ab) Tj " * operators + b"ET\n"
+    packed = zlib.compress(content, 9)
+    font = 3 + 2 * pages
+    kids = " ".join(f"{3 + 2 * i} 0 R" for i in range(pages))
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        f"<< /Type /Pages /Kids [{kids}] /Count {pages} >>".encode(),
+    ]
+    for i in range(pages):
+        objects.append(
+            f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents {4 + 2 * i} 0 R "
+            f"/Resources << /Font << /F1 {font} 0 R >> >> >>".encode()
+        )
+        objects.append(
+            b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(packed)
+            + packed
+            + b"\nendstream"
+        )
+    objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
+    return _pdf(objects)

@@ -98,3 +98,20 @@ def test_a_call_that_needs_the_broken_type_names_the_plugin(plugins, write_confi
     assert 'unknown type the string "broken"' in text
     assert "provider plugin 'broken' (broken-search 1.2.0) was skipped" in text
     assert "pip uninstall broken-search" in text
+
+
+def test_a_call_that_needs_a_type_whose_hook_has_the_wrong_marker_names_the_plugin(
+    plugins, write_config
+):
+    """A hook marked with pi_hostspec's hookimpl registers nothing; the call that needed its
+    type says which plugin was skipped and why, not only that the type is unknown."""
+    write_config({"providers": [{"name": "mine", "type": "wrong", "apiKey": "k" * 20}]})
+    proc = _pi_web(plugins, "call", "web_search", json.dumps({"queries": ["x"]}), "--json")
+    assert proc.returncode == 1
+    text = json.loads(proc.stdout)["content"][0]["text"]
+    assert 'unknown type the string "wrong"' in text
+    assert (
+        "provider plugin 'wrong' (wrong-marker 0.1.0) was skipped: its register_provider_types "
+        "is marked with pi's hookimpl, not with pi_web_tools.hookimpl" in text
+    )
+    assert "Traceback" not in proc.stdout + proc.stderr

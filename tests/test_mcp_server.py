@@ -10,7 +10,6 @@ import sys
 import threading
 import time
 from contextlib import asynccontextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import anyio
@@ -323,7 +322,7 @@ def test_mcp_first_signal_ends_the_stdio_server(agent_dir, sig, status):
             proc.wait()
 
 
-def test_mcp_sigint_during_a_slow_call_ends_the_stdio_server(agent_dir, write_config):
+def test_mcp_sigint_during_a_slow_call_ends_the_stdio_server(agent_dir, write_config, httpserver):
     """Ctrl-C while a tool call waits on a page that answers after 10 s still ends the server
     within a second, exit 130, stderr empty."""
     write_config(
@@ -335,20 +334,17 @@ def test_mcp_sigint_during_a_slow_call_ends_the_stdio_server(agent_dir, write_co
     )
     arrived = threading.Event()
 
-    class Slow(BaseHTTPRequestHandler):
-        def log_message(self, *args):
-            pass
+    def slow(request):
+        from werkzeug import Response
 
-        def do_GET(self):
-            arrived.set()
-            time.sleep(10)
+        arrived.set()
+        time.sleep(10)
+        return Response("late", content_type="text/plain")
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Slow)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    httpserver.expect_request("/slow").respond_with_handler(slow)
     proc = _stdio_server(agent_dir)
     try:
-        url = f"http://127.0.0.1:{server.server_address[1]}/slow"
+        url = httpserver.url_for("/slow")
         call = {
             "jsonrpc": "2.0",
             "id": 2,
@@ -367,8 +363,6 @@ def test_mcp_sigint_during_a_slow_call_ends_the_stdio_server(agent_dir, write_co
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-        server.shutdown()
-        server.server_close()
 
 
 def test_mcp_answers_requests_piped_before_end_of_input(agent_dir):

@@ -221,7 +221,7 @@ def test_editing_an_entry_replaces_and_closes_the_old_provider(write_config):
     )
     new = resolve_provider("search").provider  # the file's size changed, so it is read again
     assert new is not old
-    assert old.http._session is None
+    assert not old.http._session.is_open
     assert len(registry._instances) == 1
 
 

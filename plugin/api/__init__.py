@@ -9,8 +9,7 @@ the modules behind them are this folder's: ``types`` (capabilities, options, req
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from pi_hostspec.lazy import lazy_names
 
 #: Each public name and the module of this folder that defines it.
 HOME = {
@@ -68,15 +67,4 @@ HOME = {
 
 __all__ = sorted(HOME)
 
-
-def __getattr__(name: str) -> Any:
-    module = HOME.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_names(__name__, HOME)

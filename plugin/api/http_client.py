@@ -29,6 +29,7 @@ from .version import __version__
 
 __all__ = [
     "HttpClient",
+    "LazySession",
     "USER_AGENT",
     "error_snippet",
     "is_retryable",
@@ -347,6 +348,35 @@ def new_session(
     return session
 
 
+class LazySession:
+    """A session opened by *make* on first use and kept warm; :meth:`close` closes it and its
+    pooled connections (a new one opens on next use). Safe to share between threads."""
+
+    def __init__(self, make: Callable[[], requests.Session]):
+        self._make = make
+        self._session: requests.Session | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def is_open(self) -> bool:
+        """Whether a session is open now."""
+        return self._session is not None
+
+    def get(self) -> requests.Session:
+        """The open session, opened now if there is none."""
+        with self._lock:
+            if self._session is None:
+                self._session = self._make()
+            return self._session
+
+    def close(self) -> None:
+        """Close the session, if one is open (never raises for a closed one)."""
+        with self._lock:
+            session, self._session = self._session, None
+        if session is not None:
+            session.close()
+
+
 class HttpClient:
     """A provider's HTTP client for a JSON API: one warm session reused across calls.
 
@@ -385,8 +415,16 @@ class HttpClient:
         self.max_body_bytes = max_body_bytes
         self.retry = retry  # None: retry.DEFAULT_RETRY, read at call time
         self._headers = dict(headers or {})
-        self._session: requests.Session | None = None
-        self._session_lock = threading.Lock()
+        self._session = LazySession(
+            lambda: new_session(
+                headers=self._headers,
+                secret_headers=[
+                    name
+                    for name, value in self._headers.items()
+                    if any(secret in str(value) for secret in self.secrets)
+                ],
+            )
+        )
 
     @property
     def policy(self) -> RetryPolicy:
@@ -396,24 +434,11 @@ class HttpClient:
     @property
     def session(self) -> requests.Session:
         """The warm session (created on first use)."""
-        with self._session_lock:
-            if self._session is None:
-                self._session = new_session(
-                    headers=self._headers,
-                    secret_headers=[
-                        name
-                        for name, value in self._headers.items()
-                        if any(secret in str(value) for secret in self.secrets)
-                    ],
-                )
-            return self._session
+        return self._session.get()
 
     def close(self) -> None:
         """Close the session and its pooled connections (a new one opens on next use)."""
-        with self._session_lock:
-            session, self._session = self._session, None
-        if session is not None:
-            session.close()
+        self._session.close()
 
     def error(self, message: str, **facts: Any) -> ProviderError:
         """A :class:`ProviderError` whose message is prefixed, redacted (this client's key and

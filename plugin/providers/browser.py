@@ -254,27 +254,25 @@ class BrowserProvider:
         self.name = name
         self.options = options
         self.timeout = options.timeout_seconds or 30.0
-        self._session: Any = None
-        self._session_lock = threading.Lock()
+        from ..api.http_client import LazySession
+
+        self._session = LazySession(self._new_session)
 
     def _http(self) -> Any:
         """The guarded session every request of the page goes through (no cookies of its own:
         the browser context keeps those)."""
-        with self._session_lock:
-            if self._session is None:
-                from ..api.http_client import new_session
-                from ..api.netguard import guarded_adapter
+        return self._session.get()
 
-                adapter = None if self.options.allow_private_network else guarded_adapter()
-                self._session = new_session(adapter=adapter, keep_cookies=False)
-            return self._session
+    def _new_session(self) -> Any:
+        from ..api.http_client import new_session
+        from ..api.netguard import guarded_adapter
+
+        adapter = None if self.options.allow_private_network else guarded_adapter()
+        return new_session(adapter=adapter, keep_cookies=False)
 
     def close(self) -> None:
         """Release the HTTP session (the browser stays for the process)."""
-        with self._session_lock:
-            session, self._session = self._session, None
-        if session is not None:
-            session.close()
+        self._session.close()
 
     def fetch(self, request: FetchRequest, ctx: Any) -> FetchResponse:
         """Render every URL (at most ``maxPages`` at once) and read each through the page

@@ -22,6 +22,7 @@ from pi_hostspec.truncate import format_size
 from ..api import retry as retry_module
 from ..api.hookspecs import hookimpl
 from ..api.http_client import (
+    LazySession,
     is_retryable,
     network_error_message,
     new_session,
@@ -101,8 +102,7 @@ class DirectProvider:
         self.options = options or DirectOptions()
         self.timeout = self.options.timeout_seconds or DEFAULT_TIMEOUT
         self.retry = retry
-        self._session: requests.Session | None = None
-        self._session_lock = threading.Lock()
+        self._session = LazySession(self._new_session)
 
     @property
     def policy(self) -> RetryPolicy:
@@ -111,10 +111,7 @@ class DirectProvider:
 
     def close(self) -> None:
         """Close the session and its pooled connections (a new one opens on next use)."""
-        with self._session_lock:
-            session, self._session = self._session, None
-        if session is not None:
-            session.close()
+        self._session.close()
 
     def __repr__(self) -> str:
         return (
@@ -125,18 +122,16 @@ class DirectProvider:
     @property
     def session(self) -> requests.Session:
         """One session for every fetch; cookies never outlive one URL's redirect chain."""
-        with self._session_lock:
-            if self._session is None:
-                options = {"pool_connections": 8, "pool_maxsize": MAX_URLS, "max_retries": 0}
-                adapter = (
-                    requests.adapters.HTTPAdapter(**options)
-                    if self.options.allow_private_network
-                    else guarded_adapter(**options)
-                )
-                self._session = new_session(
-                    headers={"Accept": ACCEPT}, adapter=adapter, keep_cookies=False
-                )
-            return self._session
+        return self._session.get()
+
+    def _new_session(self) -> requests.Session:
+        options = {"pool_connections": 8, "pool_maxsize": MAX_URLS, "max_retries": 0}
+        adapter = (
+            requests.adapters.HTTPAdapter(**options)
+            if self.options.allow_private_network
+            else guarded_adapter(**options)
+        )
+        return new_session(headers={"Accept": ACCEPT}, adapter=adapter, keep_cookies=False)
 
     def fetch(self, request: FetchRequest, ctx: Any) -> FetchResponse:
         """Fetch every URL concurrently; each becomes a page, failures included, in request order."""

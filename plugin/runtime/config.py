@@ -772,27 +772,18 @@ def trust_warnings(path: Path) -> list[str]:
     if os.name != "posix":
         return []
     found = []
-    writable = stat.S_IWGRP | stat.S_IWOTH
-    try:
-        info = path.stat()
-    except OSError:
-        info = None
-    if info is not None and info.st_mode & writable:
-        found.append(
-            f"{path} is writable by other users (mode {stat.S_IMODE(info.st_mode):o}); "
-            f"run: chmod go-w {path}"
-        )
-    if info is not None and info.st_uid not in (os.getuid(), 0):
-        found.append(f"{path} is owned by another user (uid {info.st_uid})")
-    try:
-        folder = path.parent.stat()
-    except OSError:
-        folder = None
-    if folder is not None and folder.st_mode & writable:
-        found.append(
-            f"{path.parent} is writable by other users (mode {stat.S_IMODE(folder.st_mode):o}), "
-            f"who could replace the config; run: chmod go-w {path.parent}"
-        )
+    for where, why in ((path, ""), (path.parent, ", who could replace the config")):
+        try:
+            info = where.stat()
+        except OSError:
+            continue
+        if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+            found.append(
+                f"{where} is writable by other users (mode {stat.S_IMODE(info.st_mode):o})"
+                f"{why}; run: chmod go-w {where}"
+            )
+        if where == path and info.st_uid not in (os.getuid(), 0):
+            found.append(f"{path} is owned by another user (uid {info.st_uid})")
     return found
 
 

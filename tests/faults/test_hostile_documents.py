@@ -10,14 +10,15 @@ import os
 import resource
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
-from ..conftest import serve
-from ..pdfs import make_flate_text_bomb, make_pdf, make_xobject_bomb
+from ..conftest import hits, serve
+from ..pdfs import make_flate_text_bomb, make_pdf, make_slow_pdf, make_xobject_bomb
 
 pytestmark = pytest.mark.slow
 
@@ -42,9 +43,14 @@ HOSTILE = {
         make_flate_text_bomb(10_000_000),
         "the PDF could not be read",
     ),
-    "/deep.json": (
+    "/deep.json": (  # 450 KB
         "application/json",
         "[" + ",".join(["[" * 900 + "]" * 900] * 250) + "]",
+        "JSON shown as it came",
+    ),
+    "/deep-2mb.json": (  # 1.98 MB: just under MAX_JSON_PRETTY, so re-indenting is tried
+        "application/json",
+        "[" + ",".join(["[" * 900 + "]" * 900] * 1100) + "]",
         "JSON shown as it came",
     ),
     "/attributes.xml": (
@@ -104,3 +110,51 @@ def test_a_hostile_document_costs_its_url_a_note_and_nothing_else(path, site, wr
     assert HOSTILE[path][2] in first, first[:2000]
     assert "A good report" in second and "Second page" in second
     assert answer["details"]["fetched"] == 2
+
+
+def test_a_slow_pdf_does_not_hold_up_another_calls_pdf(host, httpserver, write_config):
+    """PDFs are no longer read one at a time per process: while one call's PDF takes all of its
+    timeout to read, another call's small PDF (as from another MCP client) comes back at once."""
+    seconds = 10
+    write_config(
+        {
+            "providers": [
+                {
+                    "name": "direct",
+                    "type": "direct",
+                    "options": {"allowPrivateNetwork": True, "timeoutSeconds": seconds},
+                }
+            ]
+        }
+    )
+    url = serve(
+        httpserver,
+        {
+            "/slow.pdf": (200, "application/pdf", make_slow_pdf(pages=120)),  # ~40 s to read
+            "/fast.pdf": (200, "application/pdf", GOOD),
+        },
+    )
+    slow: dict = {}
+
+    def read_slow() -> None:
+        started = time.monotonic()
+        slow["result"] = host.call("web_fetch", {"urls": [url + "/slow.pdf"]})
+        slow["elapsed"] = time.monotonic() - started
+
+    thread = threading.Thread(target=read_slow)
+    thread.start()
+    try:
+        while hits(httpserver, "/slow.pdf") == 0 and thread.is_alive():
+            time.sleep(0.05)
+        time.sleep(1.0)  # the slow PDF is being read now
+        started = time.monotonic()
+        fast = host.call("web_fetch", {"urls": [url + "/fast.pdf"]})
+        fast_elapsed = time.monotonic() - started
+        slow_still_reading = thread.is_alive()
+    finally:
+        thread.join(seconds + 20)
+    assert "A good report" in fast.text and "Second page" in fast.text, fast.text
+    assert slow_still_reading, f"the slow PDF was read in {slow['elapsed']:.1f} s: not slow"
+    assert fast_elapsed < seconds / 2, f"the small PDF waited {fast_elapsed:.1f} s"
+    assert "the PDF could not be read: reading it stopped after" in slow["result"].text
+    assert slow["elapsed"] < seconds + MARGIN, f"the slow PDF took {slow['elapsed']:.1f} s"

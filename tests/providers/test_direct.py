@@ -12,7 +12,6 @@ from pi_web_tools.api.retry import RetryPolicy
 from pi_web_tools.api.types import FetchRequest, ProviderConfig
 from pi_web_tools.providers import direct
 from pi_web_tools.providers.direct import DirectOptions, DirectProvider
-from pytest_httpserver import HTTPServer
 from werkzeug.wrappers import Response
 
 ARTICLE = """<!doctype html>
@@ -48,21 +47,11 @@ def no_proxy_env(monkeypatch):
         monkeypatch.delenv(name, raising=False)
 
 
-@pytest.fixture(scope="module")
-def loopback_server():
-    """A threaded loopback HTTP server on 127.0.0.1, started once for this module."""
-    httpserver = HTTPServer(host="127.0.0.1", port=0, threaded=True)
-    httpserver.start()
-    yield httpserver
-    httpserver.stop()
-
-
 @pytest.fixture
-def server(loopback_server):
-    """The loopback server with no expectations and an empty log."""
-    loopback_server.clear()
-    yield loopback_server
-    loopback_server.clear()
+def server(httpserver):
+    """The tests' loopback page server (tests/conftest.py), with no expectations and an empty
+    log."""
+    return httpserver
 
 
 def fetch_one(url: str, **options):
