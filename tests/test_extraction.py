@@ -127,3 +127,29 @@ def test_item_cards_are_looked_for_on_listings_but_not_on_collections(monkeypatc
     html = "<html><body><main><h1>Desks</h1><p>" + "Desks for every room. " * 20 + "</p></main></body></html>"
     extraction.extract(html, url)
     assert bool(tried) is cards_tried
+
+
+def test_a_thread_whose_posts_are_marked_up_reads_as_those_posts():
+    chrome = (
+        '<div class="user-card"><a href="/u/{n}">member{n}</a> Joined 2019, 1,204 messages, '
+        "Reaction score 77, Location Leeds, Vehicle 2019 estate, Likes received 301</div>"
+    )
+    text = (
+        "Reply {n}: I swapped the fan for a quieter one and the noise went away after the "
+        "firmware update, so try that first."
+    )
+    posts = "".join(
+        f'<div class="{kind}">{chrome.format(n=n)}<div itemprop="text"><p>{text.format(n=n)}'
+        "</p></div></div>"
+        for n, kind in enumerate(("question", "answer accepted", "answer"), start=1)
+    )
+    html = (
+        '<html><head><meta name="generator" content="XenForo"></head><body>'
+        '<nav><a href="/">Forums</a> <a href="/new">New posts</a></nav><h1>Noisy fan</h1>'
+        + posts
+        + "<footer>Terms and rules, privacy policy</footer></body></html>"
+    )
+    found = extraction.extract(html, "https://example.org/threads/noisy-fan.123/")
+    assert found.page_type == "forum"
+    assert all(f"Reply {n}:" in found.text for n in range(1, 4))
+    assert "Reaction score" not in found.text

@@ -720,6 +720,23 @@ def _forum_posts(tree, text, rule=FORUM_RULE):
     return "\n\n".join(p for p in best[1] if p.strip())
 
 
+#: schema.org's property for the text of a post, an answer or a comment (Discourse, Stack
+#: Exchange, XenForo and most forum software mark their posts with it).
+_POST_TEXT = '//*[@itemprop="text" or @itemprop="articleBody" or @itemprop="commentText"]'
+
+
+def _marked_posts(tree):
+    """The posts of a thread whose markup says which element holds each post's text (two or
+    more), or None."""
+    found = tree.xpath(_POST_TEXT)[:2000]
+    marked = set(found)
+    posts = [el for el in found if not any(up in marked for up in el.iterancestors())]
+    if len(posts) < 2:
+        return None
+    texts = [_card_text(el) for el in posts]
+    return "\n\n".join(t for t in texts if t.strip()) or None
+
+
 # --------------------------------------------------------------------------- main entry
 def extract(html: str, url: str | None = None) -> Extraction:
     """The main content of *html* (fetched from *url*) as Markdown, its title and links; never
@@ -812,7 +829,7 @@ def _extract(html, url):
             page_links = _page_links(tree, base)
 
     if ptype == "forum":
-        posts = _forum_posts(tree, text, FORUM_RULE)
+        posts = _marked_posts(tree) or _forum_posts(tree, text, FORUM_RULE)
         if posts:
             text = posts
             kind.append("posts")
