@@ -336,7 +336,9 @@ def test_a_held_cache_lock_never_stretches_a_call_past_its_timeout(
         release.set()
         holder.join(5)
     assert not outcome.result.is_error, outcome.text
-    assert outcome.elapsed <= TIMEOUT + MARGIN, f"took {outcome.elapsed:.1f} s"
+    # A held lock once stretched such a call to 91 s; the margin covers starting the
+    # extraction workers on a busy machine (2.02 s was seen with a load average of 10 on 2 cores).
+    assert outcome.elapsed <= TIMEOUT + 2 * MARGIN, f"took {outcome.elapsed:.1f} s"
 
 
 # --------------------------------------------------------------------------- pi-web cache
