@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -72,6 +73,10 @@ class Recorder:
                 except OSError:
                     pass
 
+            def do_POST(self):
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                self.do_GET()
+
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
@@ -124,31 +129,110 @@ def test_an_application_shell_is_rendered_by_the_ladder_through_pi_web(recorders
     assert "This text was drawn by JavaScript in the page." in proc.stdout
 
 
-def test_the_pages_requests_to_private_addresses_are_never_sent(recorders, write_config):
-    """A page (reached through a loopback proxy under a public-looking name) whose scripts ask
-    for a metadata address, another loopback port and a 10.x image: none of them is sent, on
-    the wire (the trap server and the proxy record every request)."""
-    trap = recorders(b"secret")
-    script = (
+class Trap:
+    """A loopback TCP port and UDP port that record every connection and datagram that arrives
+    (any arrival is a leak: an HTTP request, a preconnect, WebRTC's TURN or STUN)."""
+
+    def __init__(self):
+        self.connections: list[bytes] = []
+        self.datagrams: list[bytes] = []
+        self.tcp = socket.create_server(("127.0.0.1", 0))
+        self.udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.udp.bind(("127.0.0.1", 0))
+        self.port = self.tcp.getsockname()[1]
+        self.udp_port = self.udp.getsockname()[1]
+        threading.Thread(target=self._accept, daemon=True).start()
+        threading.Thread(target=self._receive, daemon=True).start()
+
+    def _accept(self):
+        while True:
+            try:
+                conn, _ = self.tcp.accept()
+            except OSError:
+                return
+            conn.settimeout(1)
+            try:
+                self.connections.append(conn.recv(100))
+            except OSError:
+                self.connections.append(b"")
+            conn.close()
+
+    def _receive(self):
+        while True:
+            try:
+                self.datagrams.append(self.udp.recv(2000)[:20])
+            except OSError:
+                return
+
+    def close(self):
+        self.tcp.close()
+        self.udp.close()
+
+
+def _private_requests(trap: Trap) -> str:
+    """A script asking for a metadata address, another loopback port and a 10.x image, by
+    fetch, image, iframe, beacon, WebSocket and WebRTC (STUN over UDP, TURN over TCP)."""
+    return (
         "fetch('http://169.254.169.254/latest/meta-data/').catch(()=>{});"
         f"fetch('http://127.0.0.1:{trap.port}/steal').catch(()=>{{}});"
         "var i=new Image(); i.src='http://10.1.2.3/pixel.png'; document.body.appendChild(i);"
         f"var f=document.createElement('iframe'); f.src='http://127.0.0.1:{trap.port}/frame';"
         "document.body.appendChild(f);"
+        f"navigator.sendBeacon('http://127.0.0.1:{trap.port}/beacon', 'x');"
         f"try {{ new WebSocket('ws://127.0.0.1:{trap.port}/ws'); }} catch (e) {{}}"
+        "try { var pc = new RTCPeerConnection({iceServers: ["
+        f"{{urls: 'stun:127.0.0.1:{trap.udp_port}'}},"
+        f"{{urls: 'turn:127.0.0.1:{trap.port}?transport=tcp', username: 'u', credential: 'c'}},"
+        "{urls: 'stun:169.254.169.254:3478'}]});"
+        "pc.createDataChannel('x'); pc.createOffer().then(o => pc.setLocalDescription(o));"
+        "} catch (e) {}"
     )
-    proxy = recorders(_shell(script, words="behind a proxy"))
-    write_config({"providers": [{"name": "chrome", "type": "browser"}]})
-    proc = _pi_web(
-        "fetch",
-        "http://shell.example/page",
-        env={"HTTP_PROXY": proxy.url, "http_proxy": proxy.url, "NO_PROXY": "", "no_proxy": ""},
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "This text was behind a proxy in the page." in proc.stdout
-    time.sleep(0.5)
-    assert trap.seen == []
-    assert proxy.seen == ["http://shell.example/page"]
+
+
+def test_the_pages_requests_to_private_addresses_are_never_sent(recorders, write_config):
+    """A page whose scripts ask for a metadata address, another loopback port and a 10.x image
+    (by fetch, image, iframe, beacon, WebSocket and WebRTC): nothing of it is sent, on the wire.
+
+    The page is reached under a public-looking name through a loopback proxy from the
+    environment (a proxied name is the proxy's to resolve, so the guard lets it through with
+    allowPrivateNetwork off, as for the direct fetcher); every HTTP request the guard let
+    through would reach that proxy, which records it. The trap records any TCP connection or
+    UDP datagram to the loopback port the page names. Then, with allowPrivateNetwork on, the
+    same page's requests do reach the proxy: the scripts ask, and the guard is what refused."""
+    trap = Trap()
+    try:
+        proxy = recorders(_shell(_private_requests(trap), words="behind a proxy"))
+        env = {"HTTP_PROXY": proxy.url, "http_proxy": proxy.url, "NO_PROXY": "", "no_proxy": ""}
+        write_config({"providers": [{"name": "chrome", "type": "browser"}]})
+        proc = _pi_web("fetch", "http://shell.example/page", env=env)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert "This text was behind a proxy in the page." in proc.stdout
+        time.sleep(1.0)
+        assert proxy.seen == ["http://shell.example/page"]
+        assert trap.connections == []
+        assert trap.datagrams == []
+
+        write_config(
+            {
+                "providers": [
+                    {"name": "chrome", "type": "browser", "options": {"allowPrivateNetwork": True}}
+                ]
+            }
+        )
+        proc = _pi_web("fetch", "http://shell.example/allowed", env=env)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        time.sleep(1.0)
+        asked = set(proxy.seen)
+        assert "http://169.254.169.254/latest/meta-data/" in asked
+        assert f"http://127.0.0.1:{trap.port}/steal" in asked
+        assert "http://10.1.2.3/pixel.png" in asked
+        assert f"http://127.0.0.1:{trap.port}/frame" in asked
+        assert f"http://127.0.0.1:{trap.port}/beacon" in asked
+        # The browser's own network stack (WebRTC, WebSockets) reaches nothing even then.
+        assert trap.connections == []
+        assert trap.datagrams == []
+    finally:
+        trap.close()
 
 
 def test_pi_web_config_says_the_browser_is_ready(write_config):

@@ -11,8 +11,10 @@ is answered by this process, not by the browser's own network stack: it goes thr
 guarded HTTP session as the direct fetcher (the host check before, the connected socket checked
 after, the environment's proxies as ``requests`` honours them, ``maxBytes`` per response, the
 call's deadline), so nothing reaches a private, loopback, link-local or metadata address unless
-``allowPrivateNetwork`` is set. WebSockets to such hosts are refused; downloads are refused;
-service workers are blocked. The rendered DOM then goes through the same page pipeline as every
+``allowPrivateNetwork`` is set. The browser's own network stack leads nowhere: its proxy is a
+loopback port this process holds without listening, and WebRTC may use nothing but that proxy,
+so what no route answers (WebRTC's STUN and TURN, preconnects) reaches no host. WebSockets are
+refused; downloads are refused; service workers are blocked. The rendered DOM then goes through the same page pipeline as every
 other HTML body (:func:`pi_web_tools.pages.read`): extraction, paging, cache and budget.
 
 Nothing here is imported until a call needs it.
@@ -23,6 +25,7 @@ from __future__ import annotations
 import atexit
 import os
 import shutil
+import socket
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -65,6 +68,9 @@ LAUNCH_ARGS = (
     "--disable-sync",
     "--disable-dev-shm-usage",
     "--js-flags=--max-old-space-size=512",
+    # WebRTC only through the proxy, which leads nowhere (see _Engine.ensure_browser): no STUN
+    # or TURN packet of a page's reaches any address, since none passes through the route.
+    "--webrtc-ip-handling-policy=disable_non_proxied_udp",
     MARKER,
 )
 DEFAULT_MAX_BYTES = 5_000_000
@@ -165,6 +171,11 @@ class _Engine:
         self.executable: str | None = None
         self.network = ThreadPoolExecutor(max_workers=16, thread_name_prefix="browser-net")
         self.storage: dict[str, Any] = {}
+        # The browser's proxy: a loopback port this process holds without listening, so every
+        # connection the browser would open by itself (what no route answers: WebRTC's TURN,
+        # preconnects, a WebSocket) is refused at once, and none reaches another host.
+        self.nowhere = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.nowhere.bind(("127.0.0.1", 0))
 
     def run(self, coroutine: Any) -> Any:
         """A concurrent future of *coroutine* run on the engine's loop."""
@@ -189,7 +200,12 @@ class _Engine:
         if hasattr(os, "geteuid") and os.geteuid() == 0:
             args.append("--no-sandbox")  # Chromium refuses its sandbox as root (containers)
         self.browser = await self.playwright.chromium.launch(
-            executable_path=executable, headless=True, args=args, handle_sigint=False
+            executable_path=executable,
+            headless=True,
+            args=args,
+            handle_sigint=False,
+            # Loopback too (Playwright adds <-loopback> to the bypass list).
+            proxy={"server": f"http://127.0.0.1:{self.nowhere.getsockname()[1]}"},
         )
         self.executable = executable
         return self.browser
@@ -238,6 +254,7 @@ def shutdown() -> None:
         pass
     engine.loop.call_soon_threadsafe(engine.loop.stop)
     engine.network.shutdown(wait=False, cancel_futures=True)
+    engine.nowhere.close()
 
 
 # --------------------------------------------------------------------------- the provider
@@ -456,26 +473,10 @@ class BrowserProvider:
         reply = {k: v for k, v in response.headers.items() if k.lower() not in _HOP_HEADERS}
         return response.status_code, reply, content
 
-    async def _socket(self, socket: Any) -> None:
-        """A WebSocket of the page: to a public host only (unless private networks are allowed)."""
-        import asyncio
-
-        from ..api.netguard import describe_host, is_proxied, request_target
-
-        url = socket.url
-        http_url = "http" + url[2:] if url.startswith("ws") else url
-        try:
-            _, host, port = request_target(http_url)
-            loop = asyncio.get_running_loop()
-            refused = not self.options.allow_private_network and await loop.run_in_executor(
-                None, lambda: describe_host(host, port, resolve=not is_proxied(http_url))
-            )
-        except (ValueError, OSError):
-            refused = True
-        if refused:
-            await socket.close()
-        else:
-            socket.connect_to_server()
+    async def _socket(self, websocket: Any) -> None:
+        """A WebSocket of the page: refused. This process cannot answer it through the guarded
+        session, and the browser's own connection would go to its proxy, which leads nowhere."""
+        await websocket.close()
 
     # -- back in the calling thread ----------------------------------------------------------
 
