@@ -278,36 +278,105 @@ if sys.argv[2] == "hang":
 """
 
 
-def _browsers() -> list[str]:
+def _browsers(pid: int) -> set[str]:
+    """The browser processes process *pid* started (their command line carries its id)."""
     found = subprocess.run(
-        ["pgrep", "-f", "--", "--pi-web-tools-browser"], capture_output=True, text=True
+        ["pgrep", "-f", "--", f"--pi-web-tools-browser={pid}( |$)"], capture_output=True, text=True
     )
-    return found.stdout.split()
+    return set(found.stdout.split())
 
 
-@pytest.mark.parametrize("ending", ["exit", "sigkill", "sigterm"])
+def _gone(pids: set[str], seconds: float) -> set[str]:
+    """*pids* still alive after waiting up to *seconds* for them to end."""
+    left = set(pids)
+    for _ in range(int(seconds * 10)):
+        left = {pid for pid in left if Path(f"/proc/{pid}").exists()}
+        if not left:
+            break
+        time.sleep(0.1)
+    return left
+
+
+@pytest.mark.parametrize("ending", ["exit", "ctrl-c", "sigterm", "sigkill"])
 def test_no_browser_outlives_its_process(ending, recorders):
-    """After a render, the process ends (normally, killed, terminated): within seconds no
-    browser process of ours is left."""
+    """After a render, the process ends (normally, Ctrl-C to its process group as a terminal
+    sends it, terminated, killed): within seconds no browser process it started is left."""
     site = recorders(_shell(""))
-    before = set(_browsers())
     child = subprocess.Popen(
         [sys.executable, "-c", CHILD, f"{site.url}/", "exit" if ending == "exit" else "hang"],
         stdout=subprocess.PIPE,
         text=True,
+        start_new_session=True,
+        # A shell without job control starts background commands with SIGINT ignored.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     assert child.stdout.readline().strip() == "rendered"
-    assert set(_browsers()) - before, "the browser should be running now"
-    if ending == "sigkill":
-        child.send_signal(signal.SIGKILL)
+    running = _browsers(child.pid)
+    assert running, "the browser should be running now"
+    if ending == "ctrl-c":
+        os.killpg(child.pid, signal.SIGINT)
     elif ending == "sigterm":
         child.send_signal(signal.SIGTERM)
+    elif ending == "sigkill":
+        child.send_signal(signal.SIGKILL)
     child.wait(30)
-    for _ in range(100):
-        if not set(_browsers()) - before:
-            break
-        time.sleep(0.1)
-    assert set(_browsers()) - before == set()
+    assert _gone(running | _browsers(child.pid), 10) == set()
+
+
+def test_a_browser_that_died_is_started_again(recorders):
+    """The browser is killed between two calls: the next call starts a new one and renders."""
+    from pi_web_tools.api.types import FetchRequest
+    from pi_web_tools.providers.browser import BrowserOptions, BrowserProvider
+
+    site = recorders(_shell(""))
+    provider = BrowserProvider("chrome", BrowserOptions(allow_private_network=True))
+    assert provider.fetch(FetchRequest(urls=(f"{site.url}/1",)), None).pages[0].ok
+    first = _browsers(os.getpid())
+    assert first
+    for pid in first:
+        os.kill(int(pid), signal.SIGKILL)
+    assert _gone(first, 10) == set()
+    page = provider.fetch(FetchRequest(urls=(f"{site.url}/2",)), None).pages[0]
+    assert page.ok, page.error
+    assert "drawn by JavaScript" in page.text
+    assert _browsers(os.getpid()) - first
+
+
+def test_no_cookie_or_storage_outlives_a_call(recorders):
+    """A cookie and localStorage set in one call are gone in the next (a fresh context per
+    call); keepStorage keeps them."""
+    from pi_web_tools.api.types import FetchRequest
+    from pi_web_tools.providers.browser import BrowserOptions, BrowserProvider
+
+    script = (
+        "var was = (document.cookie || 'none') + '/' + (localStorage.getItem('k') || 'none');"
+        "document.cookie = 'session=abc; max-age=3600'; localStorage.setItem('k', 'kept');"
+        "document.querySelector('h1').textContent = 'Seen before: ' + was;"
+    )
+    site = recorders(_shell(script))
+    for keep, second in ((False, "Seen before: none/none"), (True, "Seen before: session=abc/kept")):
+        options = BrowserOptions(allow_private_network=True, keep_storage=keep)
+        provider = BrowserProvider(f"chrome-{keep}", options)
+        first = provider.fetch(FetchRequest(urls=(f"{site.url}/a",)), None).pages[0]
+        assert "Seen before: none/none" in first.text, first.text
+        again = provider.fetch(FetchRequest(urls=(f"{site.url}/b",)), None).pages[0]
+        assert second in again.text, again.text
+
+
+def test_a_download_is_refused(httpserver):
+    """A URL that answers with an attachment is refused with a clean message."""
+    from pi_web_tools.api.types import FetchRequest
+    from pi_web_tools.providers.browser import BrowserOptions, BrowserProvider
+
+    httpserver.expect_request("/file.bin").respond_with_data(
+        b"\x00" * 1000,
+        content_type="application/octet-stream",
+        headers={"Content-Disposition": "attachment; filename=file.bin"},
+    )
+    provider = BrowserProvider("chrome", BrowserOptions(allow_private_network=True))
+    page = provider.fetch(FetchRequest(urls=(httpserver.url_for("/file.bin"),)), None).pages[0]
+    assert not page.ok
+    assert page.error == "the URL is a download, which the browser fetcher refuses"
 
 
 def test_five_shells_render_in_parallel(recorders):

@@ -57,7 +57,8 @@ EXECUTABLES = (
     "chrome",
     "microsoft-edge",
 )
-#: A switch Chromium ignores, so this process's browsers can be told apart (tests look for them).
+#: A switch Chromium ignores, given this process's id (``--pi-web-tools-browser=1234``), so its
+#: browsers can be told apart from other processes' (tests look for them).
 MARKER = "--pi-web-tools-browser"
 LAUNCH_ARGS = (
     "--disable-gpu",
@@ -71,7 +72,6 @@ LAUNCH_ARGS = (
     # WebRTC only through the proxy, which leads nowhere (see _Engine.ensure_browser): no STUN
     # or TURN packet of a page's reaches any address, since none passes through the route.
     "--webrtc-ip-handling-policy=disable_non_proxied_udp",
-    MARKER,
 )
 DEFAULT_MAX_BYTES = 5_000_000
 #: Headers that describe the wire, not the content: requests has already undone them.
@@ -196,7 +196,7 @@ class _Engine:
             from playwright.async_api import async_playwright
 
             self.playwright = await async_playwright().start()
-        args = list(LAUNCH_ARGS)
+        args = [*LAUNCH_ARGS, f"{MARKER}={os.getpid()}"]
         if hasattr(os, "geteuid") and os.geteuid() == 0:
             args.append("--no-sandbox")  # Chromium refuses its sandbox as root (containers)
         self.browser = await self.playwright.chromium.launch(
