@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from .conftest import SECRET
+
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
 BIN = Path(sys.executable).parent
@@ -112,21 +114,32 @@ def _pi_web(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
 
 
 def test_an_application_shell_is_rendered_by_the_ladder_through_pi_web(recorders, write_config):
-    """The direct fetcher finds an application shell; the configured browser renders it first,
-    and the section says so."""
+    """The direct fetcher finds an application shell; the configured browser renders it before
+    the paid fetcher listed ahead of it (which gets nothing), and the section says so."""
+    from .fake_apis import FakeExa
+
     site = recorders(_shell(""))
-    write_config(
-        {
-            "providers": [
-                {"name": "direct", "type": "direct", "options": {"allowPrivateNetwork": True}},
-                {"name": "chrome", "type": "browser", "options": {"allowPrivateNetwork": True}},
-            ]
-        }
-    )
-    proc = _pi_web("fetch", f"{site.url}/app")
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "Note: rendered in a local browser: the page needs JavaScript" in proc.stdout
-    assert "This text was drawn by JavaScript in the page." in proc.stdout
+    with FakeExa(SECRET) as exa:
+        write_config(
+            {
+                "defaultProvider": "direct",
+                "providers": [
+                    {"name": "direct", "type": "direct", "options": {"allowPrivateNetwork": True}},
+                    {
+                        "name": "exa",
+                        "type": "exa",
+                        "apiKey": SECRET,
+                        "options": {"baseUrl": exa.base_url, "allowPrivateNetwork": True},
+                    },
+                    {"name": "chrome", "type": "browser", "options": {"allowPrivateNetwork": True}},
+                ],
+            }
+        )
+        proc = _pi_web("fetch", f"{site.url}/app")
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert "Note: rendered in a local browser: the page needs JavaScript" in proc.stdout
+        assert "This text was drawn by JavaScript in the page." in proc.stdout
+        assert exa.requests == []
 
 
 class Trap:
