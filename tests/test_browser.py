@@ -142,6 +142,52 @@ def test_an_application_shell_is_rendered_by_the_ladder_through_pi_web(recorders
         assert exa.requests == []
 
 
+def _ladder_config(write_config) -> None:
+    write_config(
+        {
+            "providers": [
+                {"name": "direct", "type": "direct", "options": {"allowPrivateNetwork": True}},
+                {"name": "chrome", "type": "browser", "options": {"allowPrivateNetwork": True}},
+            ]
+        }
+    )
+
+
+def test_an_application_shell_is_rendered_through_mcp(recorders, write_config, tmp_path):
+    """The same page through `pi-web mcp` (stdio) and the MCP SDK's client."""
+    from .test_mcp_server import _run, _session, _text
+
+    site = recorders(_shell(""))
+    _ladder_config(write_config)
+    texts: list[str] = []
+
+    async def call():
+        async with _session(Path(os.environ["PI_CODING_AGENT_DIR"]), tmp_path / "log") as session:
+            result = await session.call_tool("web_fetch", {"urls": [f"{site.url}/mcp"]})
+            assert not result.is_error, _text(result)
+            texts.append(_text(result))
+
+    _run(call)
+    assert "Note: rendered in a local browser: the page needs JavaScript" in texts[0]
+    assert "This text was drawn by JavaScript in the page." in texts[0]
+
+
+def test_an_application_shell_is_rendered_through_llm(recorders, write_config, tmp_path):
+    """The same page through `llm -T web_fetch` (llm-echo calls the tool)."""
+    from .test_llm_bridge import _echo_tool_results, _llm
+
+    site = recorders(_shell(""))
+    _ladder_config(write_config)
+    call = {"tool_calls": [{"name": "web_fetch", "arguments": {"urls": [f"{site.url}/llm"]}}]}
+    home = tmp_path / "llm-home"
+    home.mkdir()
+    proc = _llm(home, "-m", "echo", "-T", "web_fetch", json.dumps(call))
+    assert proc.returncode == 0, proc.stderr
+    [result] = _echo_tool_results(proc.stdout)
+    assert "Note: rendered in a local browser: the page needs JavaScript" in result["output"]
+    assert "This text was drawn by JavaScript in the page." in result["output"]
+
+
 class Trap:
     """A loopback TCP port and UDP port that record every connection and datagram that arrives
     (any arrival is a leak: an HTTP request, a preconnect, WebRTC's TURN or STUN)."""
