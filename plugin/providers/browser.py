@@ -145,11 +145,30 @@ def setup_problem(executable: str | None = None) -> str | None:
         if executable:
             return f"no browser at executablePath {executable!r}; point it at Chromium or Chrome"
         return (
-            "no Chromium or Chrome found; install one (Debian/Ubuntu: apt-get install chromium; "
-            "macOS: brew install --cask chromium; or: python -m playwright install chromium), "
-            'or set "executablePath"'
+            f"no Chromium or Chrome found; install one with: {browser_install_command()} "
+            '(or set "executablePath" to an installed Chrome or Edge)'
         )
     return None
+
+
+def browser_install_command() -> str:
+    """The one command that gets this machine a browser to drive: the system's Chromium where
+    a package manager can install it (apt-get, dnf, Homebrew), else Playwright's own Chromium
+    for this interpreter."""
+    import sys
+
+    sudo = "" if not hasattr(os, "geteuid") or os.geteuid() == 0 else "sudo "
+    if sys.platform.startswith("linux"):
+        if shutil.which("apt-get"):
+            return f"{sudo}apt-get install chromium"
+        if shutil.which("dnf"):
+            return f"{sudo}dnf install chromium"
+    if sys.platform == "darwin" and shutil.which("brew"):
+        return "brew install --cask chromium"
+    python = sys.executable or "python"
+    if " " in python:
+        python = f'"{python}"'
+    return f"{python} -m playwright install chromium"
 
 
 # --------------------------------------------------------------------------- the engine
