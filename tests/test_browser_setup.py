@@ -76,3 +76,51 @@ def test_nothing_of_the_browser_loads_until_a_call_needs_it(write_config):
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "[]"
+
+
+class _FakeChromium:
+    """Playwright's chromium launcher, recording each launch; *refuse* fails sandboxed ones."""
+
+    def __init__(self, refuse: bool):
+        self.refuse = refuse
+        self.launches: list[bool] = []
+
+    async def launch(self, *, chromium_sandbox: bool, **options):
+        self.launches.append(chromium_sandbox)
+        if chromium_sandbox and self.refuse:
+            raise RuntimeError("No usable sandbox! Update your kernel ...")
+        return _FakeBrowser()
+
+
+class _FakeBrowser:
+    def is_connected(self) -> bool:
+        return True
+
+    async def close(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize(
+    ("euid", "refuse", "launches", "sandboxed"),
+    [
+        (1000, False, [True], True),  # an ordinary user: in the sandbox
+        (1000, True, [True, False], False),  # no namespaces (a container): without
+        (0, False, [False], False),  # root: Chromium refuses the sandbox
+    ],
+)
+def test_the_browser_runs_in_its_sandbox_where_it_can(
+    monkeypatch, euid, refuse, launches, sandboxed
+):
+    import asyncio
+    from types import SimpleNamespace
+
+    monkeypatch.setattr(browser.os, "geteuid", lambda: euid, raising=False)
+    chromium = _FakeChromium(refuse)
+    engine = browser._Engine.__new__(browser._Engine)
+    engine.playwright = SimpleNamespace(chromium=chromium)
+    engine.browser = None
+    engine.executable = None
+    engine.nowhere = SimpleNamespace(getsockname=lambda: ("127.0.0.1", 9))
+    asyncio.run(engine.ensure_browser("/usr/bin/chromium"))
+    assert chromium.launches == launches
+    assert engine.sandboxed is sandboxed

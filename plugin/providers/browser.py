@@ -188,6 +188,7 @@ class _Engine:
         self.playwright: Any = None
         self.browser: Any = None
         self.executable: str | None = None
+        self.sandboxed = False
         self.network = ThreadPoolExecutor(max_workers=16, thread_name_prefix="browser-net")
         self.storage: dict[str, Any] = {}
         # The browser's proxy: a loopback port this process holds without listening, so every
@@ -215,17 +216,27 @@ class _Engine:
             from playwright.async_api import async_playwright
 
             self.playwright = await async_playwright().start()
-        args = [*LAUNCH_ARGS, f"{MARKER}={os.getpid()}"]
-        if hasattr(os, "geteuid") and os.geteuid() == 0:
-            args.append("--no-sandbox")  # Chromium refuses its sandbox as root (containers)
-        self.browser = await self.playwright.chromium.launch(
-            executable_path=executable,
-            headless=True,
-            args=args,
-            handle_sigint=False,
+        options = {
+            "executable_path": executable,
+            "headless": True,
+            "args": [*LAUNCH_ARGS, f"{MARKER}={os.getpid()}"],
+            "handle_sigint": False,
             # Loopback too (Playwright adds <-loopback> to the bypass list).
-            proxy={"server": f"http://127.0.0.1:{self.nowhere.getsockname()[1]}"},
-        )
+            "proxy": {"server": f"http://127.0.0.1:{self.nowhere.getsockname()[1]}"},
+        }
+        # Playwright turns Chromium's sandbox off unless asked. Chromium refuses it as root (a
+        # container, typically), and cannot have it where the kernel allows it no namespaces
+        # (a container's default seccomp profile): there it runs without.
+        self.sandboxed = not (hasattr(os, "geteuid") and os.geteuid() == 0)
+        try:
+            self.browser = await self.playwright.chromium.launch(
+                chromium_sandbox=self.sandboxed, **options
+            )
+        except Exception as exc:
+            if not self.sandboxed or "sandbox" not in str(exc).lower():
+                raise
+            self.sandboxed = False
+            self.browser = await self.playwright.chromium.launch(chromium_sandbox=False, **options)
         self.executable = executable
         return self.browser
 
