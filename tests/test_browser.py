@@ -54,8 +54,9 @@ class Recorder:
     """A loopback HTTP server that answers every path with *body* and records each request:
     the page server, a proxy (absolute URLs arrive) or a trap that must receive nothing."""
 
-    def __init__(self, body: bytes = b"", delay: float = 0.0):
+    def __init__(self, body: bytes = b"", delay: float = 0.0, redirects: dict | None = None):
         self.seen: list[str] = []
+        self.redirects = dict(redirects or {})  # path (or absolute URL) -> Location
         recorder = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -66,6 +67,12 @@ class Recorder:
                 recorder.seen.append(self.path)
                 if delay:
                     time.sleep(delay)
+                if self.path in recorder.redirects:
+                    self.send_response(302)
+                    self.send_header("Location", recorder.redirects[self.path])
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
                 try:
                     self.send_response(200)
                     self.send_header("Content-Type", "text/html; charset=utf-8")
@@ -94,8 +101,8 @@ class Recorder:
 def recorders():
     made: list[Recorder] = []
 
-    def make(body: bytes = b"", delay: float = 0.0) -> Recorder:
-        made.append(Recorder(body, delay))
+    def make(body: bytes = b"", delay: float = 0.0, redirects: dict | None = None) -> Recorder:
+        made.append(Recorder(body, delay, redirects))
         return made[-1]
 
     yield make
@@ -290,6 +297,61 @@ def test_the_pages_requests_to_private_addresses_are_never_sent(recorders, write
         # The browser's own network stack (WebRTC, WebSockets) reaches nothing even then.
         assert trap.connections == []
         assert trap.datagrams == []
+    finally:
+        trap.close()
+
+
+def test_redirects_are_followed_through_the_route(recorders):
+    """The page's document redirects (it lands on the target, whose relative URLs resolve
+    there), and so does a script's request; both are answered through the route."""
+    from pi_web_tools.api.types import FetchRequest
+    from pi_web_tools.providers.browser import BrowserOptions, BrowserProvider
+
+    script = (
+        "fetch('moved').then(r => r.text()).then(t => {"
+        "document.querySelector('h1').textContent = 'Fetched: ' + t.slice(0, 40); });"
+    )
+    site = recorders(_shell(script), redirects={"/start": "/app/final", "/app/moved": "/data"})
+    provider = BrowserProvider("chrome", BrowserOptions(allow_private_network=True))
+    page = provider.fetch(FetchRequest(urls=(f"{site.url}/start",)), None).pages[0]
+    assert page.ok, page.error
+    assert page.final_url == f"{site.url}/app/final"
+    assert "Fetched: <html><head><title>App</title>" in page.text
+    assert site.seen[:2] == ["/start", "/app/final"]
+    assert "/app/moved" in site.seen and "/data" in site.seen
+
+
+def test_a_redirect_to_a_private_address_is_not_followed(recorders, monkeypatch):
+    """A public-looking page (through a loopback proxy) whose document, or whose script's
+    request, redirects to a loopback port or the metadata address: neither is sent."""
+    from pi_web_tools.api.types import FetchRequest
+    from pi_web_tools.providers.browser import BrowserOptions, BrowserProvider
+
+    trap = Trap()
+    try:
+        script = "fetch('http://shell.example/sub').catch(() => {});"
+        proxy = recorders(
+            _shell(script),
+            redirects={
+                "http://shell.example/go": f"http://127.0.0.1:{trap.port}/redirected",
+                "http://shell.example/sub": "http://169.254.169.254/latest/meta-data/",
+            },
+        )
+        monkeypatch.setenv("HTTP_PROXY", proxy.url)
+        monkeypatch.setenv("http_proxy", proxy.url)
+        provider = BrowserProvider("chrome", BrowserOptions())
+        went = provider.fetch(FetchRequest(urls=("http://shell.example/go",)), None).pages[0]
+        assert not went.ok
+        assert went.error.startswith("refused: the page's host is private")
+        page = provider.fetch(FetchRequest(urls=("http://shell.example/page",)), None).pages[0]
+        assert page.ok, page.error
+        time.sleep(0.5)
+        assert proxy.seen == [
+            "http://shell.example/go",
+            "http://shell.example/page",
+            "http://shell.example/sub",
+        ]
+        assert trap.connections == []
     finally:
         trap.close()
 

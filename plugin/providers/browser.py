@@ -10,7 +10,8 @@ Every request the page makes (the document, scripts, XHR and fetch, images, fram
 is answered by this process, not by the browser's own network stack: it goes through the same
 guarded HTTP session as the direct fetcher (the host check before, the connected socket checked
 after, the environment's proxies as ``requests`` honours them, ``maxBytes`` per response, the
-call's deadline), so nothing reaches a private, loopback, link-local or metadata address unless
+call's deadline, redirects followed here with every hop checked: Playwright routes only the
+first request of a redirect chain), so nothing reaches a private, loopback, link-local or metadata address unless
 ``allowPrivateNetwork`` is set. The browser's own network stack leads nowhere: its proxy is a
 loopback port this process holds without listening, and WebRTC may use nothing but that proxy,
 so what no route answers (WebRTC's STUN and TURN, preconnects) reaches no host. WebSockets are
@@ -294,6 +295,14 @@ class _Blocked(Exception):
     """A request the page made that the network guard refused."""
 
 
+class _Redirect(Exception):
+    """A redirect of a page's own document, to :attr:`target`."""
+
+    def __init__(self, target: str):
+        super().__init__(target)
+        self.target = target
+
+
 class BrowserProvider:
     """Renders pages in the process's browser; see the module docstring."""
 
@@ -378,16 +387,20 @@ class BrowserProvider:
             accept_downloads=False,
             storage_state=engine.storage.get(self.name) if self.options.keep_storage else None,
         )
+        # A page's own document redirected: where to (a new navigation, which the route sees;
+        # a redirect the browser followed by itself would reach the network unrouted).
+        redirects: dict[Any, str] = {}
         try:
             await context.route(
-                "**/*", lambda route, request: self._answer(engine, route, request, deadline)
+                "**/*",
+                lambda route, request: self._answer(engine, route, request, deadline, redirects),
             )
             await context.route_web_socket("**/*", self._socket)
             limit = asyncio.Semaphore(self.options.max_pages)
 
             async def one(url: str) -> dict:
                 async with limit:
-                    return await self._render(context, url, deadline)
+                    return await self._render(context, url, deadline, redirects)
 
             found = await asyncio.gather(*(one(url) for url in urls))
             if self.options.keep_storage:
@@ -399,7 +412,11 @@ class BrowserProvider:
             except Exception:  # noqa: BLE001 - a stuck context: the browser starts again
                 await engine.close_browser()
 
-    async def _render(self, context: Any, url: str, deadline: float) -> dict:
+    async def _render(
+        self, context: Any, url: str, deadline: float, redirects: dict[Any, str]
+    ) -> dict:
+        from ..api.http_client import MAX_REDIRECTS
+
         page = await context.new_page()
         found: dict = {}
         in_flight = _InFlight()
@@ -407,13 +424,25 @@ class BrowserProvider:
         page.on("requestfinished", in_flight.ended)
         page.on("requestfailed", in_flight.ended)
         try:
-            remaining = max(0.1, deadline - time.monotonic())
-            try:
-                response = await page.goto(
-                    url, wait_until="domcontentloaded", timeout=remaining * 1000
-                )
-            except Exception as exc:  # noqa: BLE001 - navigation errors are the page's failure
-                return {"error": _navigation_error(exc, self.timeout)}
+            target, hops = url, 0
+            while True:
+                remaining = max(0.1, deadline - time.monotonic())
+                failed: Exception | None = None
+                try:
+                    response = await page.goto(
+                        target, wait_until="domcontentloaded", timeout=remaining * 1000
+                    )
+                except Exception as exc:  # noqa: BLE001 - navigation errors are the page's
+                    failed = exc
+                following = redirects.pop(page, None)
+                if following is None:
+                    break
+                hops += 1
+                if hops > MAX_REDIRECTS:
+                    return {"error": f"too many redirects (more than {MAX_REDIRECTS})"}
+                target = following
+            if failed is not None:
+                return {"error": _navigation_error(failed, self.timeout)}
             if response is None:
                 return {"error": "the browser loaded nothing"}
             found["status"] = response.status
@@ -434,8 +463,17 @@ class BrowserProvider:
             except Exception:  # noqa: BLE001
                 pass
 
-    async def _answer(self, engine: _Engine, route: Any, request: Any, deadline: float) -> None:
-        """Answer one request of the page through the guarded session, or refuse it."""
+    async def _answer(
+        self,
+        engine: _Engine,
+        route: Any,
+        request: Any,
+        deadline: float,
+        redirects: dict[Any, str],
+    ) -> None:
+        """Answer one request of the page through the guarded session, or refuse it. Redirects
+        are followed here, each hop checked; a redirect of a page's own document is aborted and
+        recorded in *redirects*, and the page navigates to its target (so its URL is right)."""
         import asyncio
 
         url = request.url
@@ -444,14 +482,29 @@ class BrowserProvider:
             await route.continue_()
             return
         try:
+            document = request.is_navigation_request() and request.frame.parent_frame is None
+        except Exception:  # noqa: BLE001 - a request with no frame (a worker's)
+            document = False
+        try:
             headers = await request.all_headers()
             body = request.post_data_buffer
             loop = asyncio.get_running_loop()
             status, reply_headers, content = await loop.run_in_executor(
-                engine.network, self._forward, request.method, url, headers, body, deadline
+                engine.network,
+                self._forward,
+                request.method,
+                url,
+                headers,
+                body,
+                deadline,
+                not document,
             )
         except _Blocked:
             await route.abort("blockedbyclient")
+            return
+        except _Redirect as redirect:
+            redirects[request.frame.page] = redirect.target
+            await route.abort("aborted")
             return
         except Exception:  # noqa: BLE001 - a failed subresource fails as in a browser
             await route.abort("failed")
@@ -459,10 +512,74 @@ class BrowserProvider:
         await route.fulfill(status=status, headers=reply_headers, body=content)
 
     def _forward(
-        self, method: str, url: str, headers: dict, body: bytes | None, deadline: float
+        self,
+        method: str,
+        url: str,
+        headers: dict,
+        body: bytes | None,
+        deadline: float,
+        follow: bool = True,
     ) -> tuple[int, dict, bytes]:
-        """One request of the page, sent by this process (blocking; in a network thread)."""
-        from ..api.http_client import read_body, socket_timeouts
+        """One request of the page, sent by this process (blocking; in a network thread), its
+        redirects followed by hand with every hop checked (or, unless *follow*, raised as
+        :class:`_Redirect`)."""
+        from urllib.parse import urljoin
+
+        import requests
+
+        from ..api.http_client import MAX_REDIRECTS, read_body, socket_timeouts
+
+        sent = {
+            k: v
+            for k, v in headers.items()
+            if k.lower() not in _HOP_HEADERS and not k.startswith(":")
+        }
+        current = url
+        for _hop in range(MAX_REDIRECTS + 1):
+            host = self._check(current)
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise _Blocked(current)
+            session = self._http()
+            response = session.request(
+                method,
+                current,
+                headers=sent,
+                data=body,
+                allow_redirects=False,
+                stream=True,
+                timeout=socket_timeouts(remaining),
+            )
+            try:
+                target = session.get_redirect_target(response)
+                if getattr(response, "invalid_location", False):
+                    raise ValueError("the server redirected to an invalid URL")
+                if not target:
+                    content, _too_big = read_body(
+                        response, max_bytes=self.options.max_bytes, deadline=deadline
+                    )
+                    reply = {
+                        k: v for k, v in response.headers.items() if k.lower() not in _HOP_HEADERS
+                    }
+                    return response.status_code, reply, content
+                status = response.status_code
+            finally:
+                response.close()
+            following = requests.utils.requote_uri(urljoin(current, target))
+            if not follow:
+                raise _Redirect(following)
+            if status == 303 or (status in (301, 302) and method == "POST"):
+                method, body = ("HEAD" if method == "HEAD" else "GET"), None
+                sent = {k: v for k, v in sent.items() if not k.lower().startswith("content-")}
+            if self._check(following) != host:  # another host: the first one's credentials stay
+                sent = {
+                    k: v for k, v in sent.items() if k.lower() not in ("cookie", "authorization")
+                }
+            current = following
+        raise ValueError(f"too many redirects (more than {MAX_REDIRECTS})")
+
+    def _check(self, url: str) -> str:
+        """The host *url* goes to, when the network guard lets it; else :class:`_Blocked`."""
         from ..api.netguard import describe_host, is_proxied, request_target
 
         try:
@@ -477,31 +594,7 @@ class BrowserProvider:
                     raise _Blocked(url)
             except OSError:
                 raise _Blocked(url) from None
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            raise _Blocked(url)
-        sent = {
-            k: v
-            for k, v in headers.items()
-            if k.lower() not in _HOP_HEADERS and not k.startswith(":")
-        }
-        response = self._http().request(
-            method,
-            url,
-            headers=sent,
-            data=body,
-            allow_redirects=False,
-            stream=True,
-            timeout=socket_timeouts(remaining),
-        )
-        try:
-            content, _too_big = read_body(
-                response, max_bytes=self.options.max_bytes, deadline=deadline
-            )
-        finally:
-            response.close()
-        reply = {k: v for k, v in response.headers.items() if k.lower() not in _HOP_HEADERS}
-        return response.status_code, reply, content
+        return host
 
     async def _socket(self, websocket: Any) -> None:
         """A WebSocket of the page: refused. This process cannot answer it through the guarded
