@@ -475,7 +475,10 @@ def test_no_cookie_or_storage_outlives_a_call(recorders):
         "document.querySelector('h1').textContent = 'Seen before: ' + was;"
     )
     site = recorders(_shell(script))
-    for keep, second in ((False, "Seen before: none/none"), (True, "Seen before: session=abc/kept")):
+    for keep, second in (
+        (False, "Seen before: none/none"),
+        (True, "Seen before: session=abc/kept"),
+    ):
         options = BrowserOptions(allow_private_network=True, keep_storage=keep)
         provider = BrowserProvider(f"chrome-{keep}", options)
         first = provider.fetch(FetchRequest(urls=(f"{site.url}/a",)), None).pages[0]

@@ -10,13 +10,14 @@ Every request the page makes (the document, scripts, XHR and fetch, images, fram
 is answered by this process, not by the browser's own network stack: it goes through the same
 guarded HTTP session as the direct fetcher (the host check before, the connected socket checked
 after, the environment's proxies as ``requests`` honours them, ``maxBytes`` per response, the
-call's deadline, redirects followed here with every hop checked: Playwright routes only the
-first request of a redirect chain), so nothing reaches a private, loopback, link-local or metadata address unless
-``allowPrivateNetwork`` is set. The browser's own network stack leads nowhere: its proxy is a
-loopback port this process holds without listening, and WebRTC may use nothing but that proxy,
-so what no route answers (WebRTC's STUN and TURN, preconnects) reaches no host. WebSockets are
-refused; downloads are refused; service workers are blocked. The rendered DOM then goes through the same page pipeline as every
-other HTML body (:func:`pi_web_tools.pages.read`): extraction, paging, cache and budget.
+call's deadline; redirects are followed here, every hop checked, since Playwright routes only
+the first request of a redirect chain), so nothing reaches a private, loopback, link-local or
+metadata address unless ``allowPrivateNetwork`` is set. The browser's own network stack leads
+nowhere: its proxy is a loopback port this process holds without listening, and WebRTC may use
+nothing but that proxy, so what no route answers (WebRTC's STUN and TURN, preconnects) reaches
+no host. WebSockets are refused; downloads are refused; service workers are blocked. The
+rendered DOM then goes through the same page pipeline as every other HTML body
+(:func:`pi_web_tools.pages.read`): extraction, paging, cache and budget.
 
 Nothing here is imported until a call needs it.
 """
