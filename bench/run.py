@@ -1,7 +1,8 @@
 """pi-web-tools benchmark: measures each performance target against loopback fakes.
 
 Run ``python bench/run.py`` (about a minute) for the table and a non-zero exit when a target is
-missed; ``--quick`` does few repetitions and never fails on timings (the test suite runs it).
+missed; ``--quick`` does few repetitions and never fails on timings (the test suite runs it);
+``--only 4a,4b,9`` runs only the rows named (a number names all its lettered rows).
 """
 
 from __future__ import annotations
@@ -614,6 +615,20 @@ def bench_browser(reps: int) -> list[dict]:
     ]
 
 
+#: The rows each measurement gives (for --only).
+ROW_GROUPS = {
+    "overhead": ("1",),
+    "concurrency": ("2a", "2b"),
+    "connections": ("3a", "3b", "3c"),
+    "startup": ("4a",),
+    "llm_startup": ("4b",),
+    "truncation": ("5a", "5b"),
+    "mcp_startup": ("6",),
+    "cached_fetch": ("7",),
+    "browser": ("9a", "9b"),
+}
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run every measurement, print the table, exit 1 when a target is missed (not in --quick)."""
     parser = argparse.ArgumentParser(description=__doc__)
@@ -632,8 +647,22 @@ def main(argv: list[str] | None = None) -> int:
         metavar="DIR",
         help="like --fetch, with the venv kept in DIR (created when missing) for later runs",
     )
+    parser.add_argument(
+        "--only",
+        metavar="ROWS",
+        help="run only these rows, comma-separated: 4a,4b,9 (a number names all its rows)",
+    )
     options = parser.parse_args(argv)
     reps = 3 if options.quick else 25
+    wanted = [row.strip() for row in (options.only or "").split(",") if row.strip()]
+    groups = {row for rows in ROW_GROUPS.values() for row in rows}
+    unknown = [w for w in wanted if not any(row.startswith(w) for row in groups)]
+    if unknown:
+        parser.error(f"no row {', '.join(unknown)}; rows: {', '.join(sorted(groups))}")
+
+    def run(group: str) -> bool:
+        return not wanted or any(row.startswith(w) for row in ROW_GROUPS[group] for w in wanted)
+
     with tempfile.TemporaryDirectory() as agent:
         os.environ["PI_CODING_AGENT_DIR"] = agent
         os.environ["XDG_CACHE_HOME"] = str(Path(agent) / "cache")
@@ -646,16 +675,28 @@ def main(argv: list[str] | None = None) -> int:
             "all_proxy",
         ):
             os.environ.pop(name, None)
-        rows = [bench_overhead(Path(agent), reps * 2)]
-        rows += bench_concurrency(Path(agent), max(3, reps // 3))
-        rows += bench_connections(Path(agent), 10 if options.quick else 50)
-        rows += bench_startup(5 if options.quick else 31)
-        rows += bench_llm_startup(1 if options.quick else 31)
-        rows += bench_truncation(2 if options.quick else 7)
-        rows += bench_cached_fetch(Path(agent), 3 if options.quick else 25)
-        rows += bench_browser(2 if options.quick else 9)
-        fetch_venv = options.fetch_venv or (Path(agent) / "fetch-venv" if options.fetch else None)
-        rows.append(bench_mcp_startup(Path(agent), 3 if options.quick else 15, fetch_venv))
+        rows = []
+        if run("overhead"):
+            rows.append(bench_overhead(Path(agent), reps * 2))
+        if run("concurrency"):
+            rows += bench_concurrency(Path(agent), max(3, reps // 3))
+        if run("connections"):
+            rows += bench_connections(Path(agent), 10 if options.quick else 50)
+        if run("startup"):
+            rows += bench_startup(5 if options.quick else 31)
+        if run("llm_startup"):
+            rows += bench_llm_startup(1 if options.quick else 31)
+        if run("truncation"):
+            rows += bench_truncation(2 if options.quick else 7)
+        if run("cached_fetch"):
+            rows += bench_cached_fetch(Path(agent), 3 if options.quick else 25)
+        if run("browser"):
+            rows += bench_browser(2 if options.quick else 9)
+        if run("mcp_startup"):
+            fetch_venv = options.fetch_venv or (
+                Path(agent) / "fetch-venv" if options.fetch else None
+            )
+            rows.append(bench_mcp_startup(Path(agent), 3 if options.quick else 15, fetch_venv))
     width = max(len(row["target"]) for row in rows)
     print(f"{'target'.ljust(width)}  {'measured':>12}  {'limit':>12}  result  detail")
     missed = 0

@@ -10,10 +10,14 @@ Every request the page makes (the document, scripts, XHR and fetch, images, fram
 is answered by this process, not by the browser's own network stack: it goes through the same
 guarded HTTP session as the direct fetcher (the host check before, the connected socket checked
 after, the environment's proxies as ``requests`` honours them, ``maxBytes`` per response, the
-call's deadline), so nothing reaches a private, loopback, link-local or metadata address unless
-``allowPrivateNetwork`` is set. WebSockets to such hosts are refused; downloads are refused;
-service workers are blocked. The rendered DOM then goes through the same page pipeline as every
-other HTML body (:func:`pi_web_tools.pages.read`): extraction, paging, cache and budget.
+call's deadline; redirects are followed here, every hop checked, since Playwright routes only
+the first request of a redirect chain), so nothing reaches a private, loopback, link-local or
+metadata address unless ``allowPrivateNetwork`` is set. The browser's own network stack leads
+nowhere: its proxy is a loopback port this process holds without listening, and WebRTC may use
+nothing but that proxy, so what no route answers (WebRTC's STUN and TURN, preconnects) reaches
+no host. WebSockets are refused; downloads are refused; service workers are blocked. The
+rendered DOM then goes through the same page pipeline as every other HTML body
+(:func:`pi_web_tools.pages.read`): extraction, paging, cache and budget.
 
 Nothing here is imported until a call needs it.
 """
@@ -23,6 +27,7 @@ from __future__ import annotations
 import atexit
 import os
 import shutil
+import socket
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -54,7 +59,8 @@ EXECUTABLES = (
     "chrome",
     "microsoft-edge",
 )
-#: A switch Chromium ignores, so this process's browsers can be told apart (tests look for them).
+#: A switch Chromium ignores, given this process's id (``--pi-web-tools-browser=1234``), so its
+#: browsers can be told apart from other processes' (tests look for them).
 MARKER = "--pi-web-tools-browser"
 LAUNCH_ARGS = (
     "--disable-gpu",
@@ -65,7 +71,9 @@ LAUNCH_ARGS = (
     "--disable-sync",
     "--disable-dev-shm-usage",
     "--js-flags=--max-old-space-size=512",
-    MARKER,
+    # WebRTC only through the proxy, which leads nowhere (see _Engine.ensure_browser): no STUN
+    # or TURN packet of a page's reaches any address, since none passes through the route.
+    "--webrtc-ip-handling-policy=disable_non_proxied_udp",
 )
 DEFAULT_MAX_BYTES = 5_000_000
 #: Headers that describe the wire, not the content: requests has already undone them.
@@ -139,11 +147,30 @@ def setup_problem(executable: str | None = None) -> str | None:
         if executable:
             return f"no browser at executablePath {executable!r}; point it at Chromium or Chrome"
         return (
-            "no Chromium or Chrome found; install one (Debian/Ubuntu: apt-get install chromium; "
-            "macOS: brew install --cask chromium; or: python -m playwright install chromium), "
-            'or set "executablePath"'
+            f"no Chromium or Chrome found; install one with: {browser_install_command()} "
+            '(or set "executablePath" to an installed Chrome or Edge)'
         )
     return None
+
+
+def browser_install_command() -> str:
+    """The one command that gets this machine a browser to drive: the system's Chromium where
+    a package manager can install it (apt-get, dnf, Homebrew), else Playwright's own Chromium
+    for this interpreter."""
+    import sys
+
+    sudo = "" if not hasattr(os, "geteuid") or os.geteuid() == 0 else "sudo "
+    if sys.platform.startswith("linux"):
+        if shutil.which("apt-get"):
+            return f"{sudo}apt-get install chromium"
+        if shutil.which("dnf"):
+            return f"{sudo}dnf install chromium"
+    if sys.platform == "darwin" and shutil.which("brew"):
+        return "brew install --cask chromium"
+    python = sys.executable or "python"
+    if " " in python:
+        python = f'"{python}"'
+    return f"{python} -m playwright install chromium"
 
 
 # --------------------------------------------------------------------------- the engine
@@ -163,8 +190,14 @@ class _Engine:
         self.playwright: Any = None
         self.browser: Any = None
         self.executable: str | None = None
+        self.sandboxed = False
         self.network = ThreadPoolExecutor(max_workers=16, thread_name_prefix="browser-net")
         self.storage: dict[str, Any] = {}
+        # The browser's proxy: a loopback port this process holds without listening, so every
+        # connection the browser would open by itself (what no route answers: WebRTC's TURN,
+        # preconnects, a WebSocket) is refused at once, and none reaches another host.
+        self.nowhere = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.nowhere.bind(("127.0.0.1", 0))
 
     def run(self, coroutine: Any) -> Any:
         """A concurrent future of *coroutine* run on the engine's loop."""
@@ -185,12 +218,27 @@ class _Engine:
             from playwright.async_api import async_playwright
 
             self.playwright = await async_playwright().start()
-        args = list(LAUNCH_ARGS)
-        if hasattr(os, "geteuid") and os.geteuid() == 0:
-            args.append("--no-sandbox")  # Chromium refuses its sandbox as root (containers)
-        self.browser = await self.playwright.chromium.launch(
-            executable_path=executable, headless=True, args=args, handle_sigint=False
-        )
+        options = {
+            "executable_path": executable,
+            "headless": True,
+            "args": [*LAUNCH_ARGS, f"{MARKER}={os.getpid()}"],
+            "handle_sigint": False,
+            # Loopback too (Playwright adds <-loopback> to the bypass list).
+            "proxy": {"server": f"http://127.0.0.1:{self.nowhere.getsockname()[1]}"},
+        }
+        # Playwright turns Chromium's sandbox off unless asked. Chromium refuses it as root (a
+        # container, typically), and cannot have it where the kernel allows it no namespaces
+        # (a container's default seccomp profile): there it runs without.
+        self.sandboxed = not (hasattr(os, "geteuid") and os.geteuid() == 0)
+        try:
+            self.browser = await self.playwright.chromium.launch(
+                chromium_sandbox=self.sandboxed, **options
+            )
+        except Exception as exc:
+            if not self.sandboxed or "sandbox" not in str(exc).lower():
+                raise
+            self.sandboxed = False
+            self.browser = await self.playwright.chromium.launch(chromium_sandbox=False, **options)
         self.executable = executable
         return self.browser
 
@@ -238,6 +286,7 @@ def shutdown() -> None:
         pass
     engine.loop.call_soon_threadsafe(engine.loop.stop)
     engine.network.shutdown(wait=False, cancel_futures=True)
+    engine.nowhere.close()
 
 
 # --------------------------------------------------------------------------- the provider
@@ -245,6 +294,14 @@ def shutdown() -> None:
 
 class _Blocked(Exception):
     """A request the page made that the network guard refused."""
+
+
+class _Redirect(Exception):
+    """A redirect of a page's own document, to :attr:`target`."""
+
+    def __init__(self, target: str):
+        super().__init__(target)
+        self.target = target
 
 
 class BrowserProvider:
@@ -329,16 +386,20 @@ class BrowserProvider:
             accept_downloads=False,
             storage_state=engine.storage.get(self.name) if self.options.keep_storage else None,
         )
+        # A page's own document redirected: where to (a new navigation, which the route sees;
+        # a redirect the browser followed by itself would reach the network unrouted).
+        redirects: dict[Any, str] = {}
         try:
             await context.route(
-                "**/*", lambda route, request: self._answer(engine, route, request, deadline)
+                "**/*",
+                lambda route, request: self._answer(engine, route, request, deadline, redirects),
             )
             await context.route_web_socket("**/*", self._socket)
             limit = asyncio.Semaphore(self.options.max_pages)
 
             async def one(url: str) -> dict:
                 async with limit:
-                    return await self._render(context, url, deadline)
+                    return await self._render(context, url, deadline, redirects)
 
             found = await asyncio.gather(*(one(url) for url in urls))
             if self.options.keep_storage:
@@ -350,7 +411,11 @@ class BrowserProvider:
             except Exception:  # noqa: BLE001 - a stuck context: the browser starts again
                 await engine.close_browser()
 
-    async def _render(self, context: Any, url: str, deadline: float) -> dict:
+    async def _render(
+        self, context: Any, url: str, deadline: float, redirects: dict[Any, str]
+    ) -> dict:
+        from ..api.http_client import MAX_REDIRECTS
+
         page = await context.new_page()
         found: dict = {}
         in_flight = _InFlight()
@@ -358,13 +423,25 @@ class BrowserProvider:
         page.on("requestfinished", in_flight.ended)
         page.on("requestfailed", in_flight.ended)
         try:
-            remaining = max(0.1, deadline - time.monotonic())
-            try:
-                response = await page.goto(
-                    url, wait_until="domcontentloaded", timeout=remaining * 1000
-                )
-            except Exception as exc:  # noqa: BLE001 - navigation errors are the page's failure
-                return {"error": _navigation_error(exc, self.timeout)}
+            target, hops = url, 0
+            while True:
+                remaining = max(0.1, deadline - time.monotonic())
+                failed: Exception | None = None
+                try:
+                    response = await page.goto(
+                        target, wait_until="domcontentloaded", timeout=remaining * 1000
+                    )
+                except Exception as exc:  # noqa: BLE001 - navigation errors are the page's
+                    failed = exc
+                following = redirects.pop(page, None)
+                if following is None:
+                    break
+                hops += 1
+                if hops > MAX_REDIRECTS:
+                    return {"error": f"too many redirects (more than {MAX_REDIRECTS})"}
+                target = following
+            if failed is not None:
+                return {"error": _navigation_error(failed, self.timeout)}
             if response is None:
                 return {"error": "the browser loaded nothing"}
             found["status"] = response.status
@@ -385,8 +462,17 @@ class BrowserProvider:
             except Exception:  # noqa: BLE001
                 pass
 
-    async def _answer(self, engine: _Engine, route: Any, request: Any, deadline: float) -> None:
-        """Answer one request of the page through the guarded session, or refuse it."""
+    async def _answer(
+        self,
+        engine: _Engine,
+        route: Any,
+        request: Any,
+        deadline: float,
+        redirects: dict[Any, str],
+    ) -> None:
+        """Answer one request of the page through the guarded session, or refuse it. Redirects
+        are followed here, each hop checked; a redirect of a page's own document is aborted and
+        recorded in *redirects*, and the page navigates to its target (so its URL is right)."""
         import asyncio
 
         url = request.url
@@ -395,14 +481,29 @@ class BrowserProvider:
             await route.continue_()
             return
         try:
+            document = request.is_navigation_request() and request.frame.parent_frame is None
+        except Exception:  # noqa: BLE001 - a request with no frame (a worker's)
+            document = False
+        try:
             headers = await request.all_headers()
             body = request.post_data_buffer
             loop = asyncio.get_running_loop()
             status, reply_headers, content = await loop.run_in_executor(
-                engine.network, self._forward, request.method, url, headers, body, deadline
+                engine.network,
+                self._forward,
+                request.method,
+                url,
+                headers,
+                body,
+                deadline,
+                not document,
             )
         except _Blocked:
             await route.abort("blockedbyclient")
+            return
+        except _Redirect as redirect:
+            redirects[request.frame.page] = redirect.target
+            await route.abort("aborted")
             return
         except Exception:  # noqa: BLE001 - a failed subresource fails as in a browser
             await route.abort("failed")
@@ -410,10 +511,74 @@ class BrowserProvider:
         await route.fulfill(status=status, headers=reply_headers, body=content)
 
     def _forward(
-        self, method: str, url: str, headers: dict, body: bytes | None, deadline: float
+        self,
+        method: str,
+        url: str,
+        headers: dict,
+        body: bytes | None,
+        deadline: float,
+        follow: bool = True,
     ) -> tuple[int, dict, bytes]:
-        """One request of the page, sent by this process (blocking; in a network thread)."""
-        from ..api.http_client import read_body, socket_timeouts
+        """One request of the page, sent by this process (blocking; in a network thread), its
+        redirects followed by hand with every hop checked (or, unless *follow*, raised as
+        :class:`_Redirect`)."""
+        from urllib.parse import urljoin
+
+        import requests
+
+        from ..api.http_client import MAX_REDIRECTS, read_body, socket_timeouts
+
+        sent = {
+            k: v
+            for k, v in headers.items()
+            if k.lower() not in _HOP_HEADERS and not k.startswith(":")
+        }
+        current = url
+        for _hop in range(MAX_REDIRECTS + 1):
+            host = self._check(current)
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise _Blocked(current)
+            session = self._http()
+            response = session.request(
+                method,
+                current,
+                headers=sent,
+                data=body,
+                allow_redirects=False,
+                stream=True,
+                timeout=socket_timeouts(remaining),
+            )
+            try:
+                target = session.get_redirect_target(response)
+                if getattr(response, "invalid_location", False):
+                    raise ValueError("the server redirected to an invalid URL")
+                if not target:
+                    content, _too_big = read_body(
+                        response, max_bytes=self.options.max_bytes, deadline=deadline
+                    )
+                    reply = {
+                        k: v for k, v in response.headers.items() if k.lower() not in _HOP_HEADERS
+                    }
+                    return response.status_code, reply, content
+                status = response.status_code
+            finally:
+                response.close()
+            following = requests.utils.requote_uri(urljoin(current, target))
+            if not follow:
+                raise _Redirect(following)
+            if status == 303 or (status in (301, 302) and method == "POST"):
+                method, body = ("HEAD" if method == "HEAD" else "GET"), None
+                sent = {k: v for k, v in sent.items() if not k.lower().startswith("content-")}
+            if self._check(following) != host:  # another host: the first one's credentials stay
+                sent = {
+                    k: v for k, v in sent.items() if k.lower() not in ("cookie", "authorization")
+                }
+            current = following
+        raise ValueError(f"too many redirects (more than {MAX_REDIRECTS})")
+
+    def _check(self, url: str) -> str:
+        """The host *url* goes to, when the network guard lets it; else :class:`_Blocked`."""
         from ..api.netguard import describe_host, is_proxied, request_target
 
         try:
@@ -428,52 +593,12 @@ class BrowserProvider:
                     raise _Blocked(url)
             except OSError:
                 raise _Blocked(url) from None
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            raise _Blocked(url)
-        sent = {
-            k: v
-            for k, v in headers.items()
-            if k.lower() not in _HOP_HEADERS and not k.startswith(":")
-        }
-        response = self._http().request(
-            method,
-            url,
-            headers=sent,
-            data=body,
-            allow_redirects=False,
-            stream=True,
-            timeout=socket_timeouts(remaining),
-        )
-        try:
-            content, _too_big = read_body(
-                response, max_bytes=self.options.max_bytes, deadline=deadline
-            )
-        finally:
-            response.close()
-        reply = {k: v for k, v in response.headers.items() if k.lower() not in _HOP_HEADERS}
-        return response.status_code, reply, content
+        return host
 
-    async def _socket(self, socket: Any) -> None:
-        """A WebSocket of the page: to a public host only (unless private networks are allowed)."""
-        import asyncio
-
-        from ..api.netguard import describe_host, is_proxied, request_target
-
-        url = socket.url
-        http_url = "http" + url[2:] if url.startswith("ws") else url
-        try:
-            _, host, port = request_target(http_url)
-            loop = asyncio.get_running_loop()
-            refused = not self.options.allow_private_network and await loop.run_in_executor(
-                None, lambda: describe_host(host, port, resolve=not is_proxied(http_url))
-            )
-        except (ValueError, OSError):
-            refused = True
-        if refused:
-            await socket.close()
-        else:
-            socket.connect_to_server()
+    async def _socket(self, websocket: Any) -> None:
+        """A WebSocket of the page: refused. This process cannot answer it through the guarded
+        session, and the browser's own connection would go to its proxy, which leads nowhere."""
+        await websocket.close()
 
     # -- back in the calling thread ----------------------------------------------------------
 
