@@ -324,7 +324,9 @@ def _store_page(chosen: Any, url: str, modes: dict, page: Any, via: str, budget:
 
 def _cached_page(hit: Any, chosen: Any, ladder: bool) -> Any:
     """The page of a cache hit, or ``None``. A call that names its provider (no ladder) gets
-    only pages that provider made itself."""
+    only pages that provider made itself. A call that may climb the ladder does not get a page
+    that needs another fetcher (an application shell, a refusal) which a call naming its
+    provider stored without the ladder's turn, while the ladder has a rung to give it."""
     from ..api.types import FetchedPage
 
     if hit is None or not isinstance(hit.value, dict):
@@ -333,6 +335,15 @@ def _cached_page(hit: Any, chosen: Any, ladder: bool) -> Any:
     if not ladder and via != chosen.entry.name:
         return None
     page = decode(FetchedPage, hit.value.get("page"))
+    if (
+        ladder
+        and page is not None
+        and via == chosen.entry.name
+        and _needs_another_fetcher(page)
+        and chosen.config.fetch_ladder is not False
+        and _rungs(chosen)
+    ):
+        return None
     if page is not None and not page.ok and via == _LADDER:
         page = _with_extra(
             page,

@@ -372,3 +372,22 @@ def test_pi_web_config_says_what_the_ladder_does(exa, tavily, write_config):
     write_config(ladder_config(exa, tavily, fetchLadder=False))
     report, _ = config_report()
     assert "Fetch ladder: off (fetchLadder: false)" in report
+
+
+def test_a_shell_cached_by_a_call_naming_its_provider_still_climbs_for_a_default_call(
+    server, exa, tavily, tools, write_config
+):
+    """`provider: "direct"` stores the application shell it found (briefly, without the
+    ladder); a default call soon after is not served that shell: it gets its ladder turn."""
+    from .test_cache_faults import APP_SHELL
+
+    server.script(Reply(200, APP_SHELL, content_type="text/html"))
+    write_config(ladder_config(exa, tavily))
+    url = server.url("/app")
+    named = tools.call("web_fetch", {"urls": [url], "provider": "direct"})
+    assert "application shell" in named.text and sent_urls(exa) == []
+    default = tools.call("web_fetch", {"urls": [url]})
+    assert not default.result.is_error, default.text
+    assert sent_urls(exa) == [url]
+    assert "fetched through exa (exa)" in default.text
+    assert_no_secret(default)
