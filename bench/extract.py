@@ -332,7 +332,7 @@ def main(argv: list[str] | None = None) -> int:
     zyte_ok = zyte["ours"] >= ZYTE_GOAL
     missed += not zyte_ok
     print(
-        f"{'Zyte articles (F1)':30} {zyte['ours']:10.3f} {zyte['theirs']:12.3f} {'':>12} "
+        f"{'Zyte articles (F1)':30} {zyte['ours']:10.4f} {zyte['theirs']:12.4f} {'':>12} "
         f"{ZYTE_GOAL:7.3f}  {'ok' if zyte_ok else 'MISSED'}"
     )
     for kind, goal in WCXB_GOALS.items():
