@@ -3,7 +3,7 @@
 extract(html, url) -> Extraction(text, title, links, fallback, kind, page_type)
 
 Pipeline (each rule was kept only where ``bench/extract.py`` showed it pays, on held-out halves
-of the Zyte and WCXB data; see the README's extraction table):
+of the WCXB data, split by site; see docs/benchmarks.md):
  1. parse once with lxml; the page-type stage (classify): URL rules first, then signals in
     the HTML (schema.org JSON-LD / microdata types, og:type, generator meta); each type has its
     extraction profile (_profile);
