@@ -38,23 +38,7 @@ _WORD = re.compile(r"\w+")
 MAX_BLOCKS_FOR_FALLBACKS = (
     6500  # above this many block elements, trafilatura runs without its fallbacks
 )
-_BLOCK_TAGS = (
-    "p",
-    "li",
-    "div",
-    "td",
-    "dd",
-    "dt",
-    "h1",
-    "h2",
-    "h3",
-    "h4",
-    "h5",
-    "h6",
-    "pre",
-    "blockquote",
-    "tr",
-)
+_BLOCK_TAGS = tuple("p li div td dd dt h1 h2 h3 h4 h5 h6 pre blockquote tr".split())
 
 
 @dataclass
@@ -469,51 +453,11 @@ RESILI_RULES = {
 # not inside nav/header/footer/aside and not menu-/filter-/pager-classed); take the largest
 # and any other disjoint group with >= 30% of its words; append the cards whose words are
 # mostly missing from the extraction.
-_CARD_SKIP = {
-    "script",
-    "style",
-    "noscript",
-    "template",
-    "svg",
-    "iframe",
-    "head",
-    "select",
-    "option",
-    "button",
-}
-_CARD_BLOCK = {
-    "p",
-    "div",
-    "li",
-    "ul",
-    "ol",
-    "h1",
-    "h2",
-    "h3",
-    "h4",
-    "h5",
-    "h6",
-    "article",
-    "section",
-    "tr",
-    "td",
-    "th",
-    "table",
-    "dd",
-    "dt",
-    "dl",
-    "br",
-    "header",
-    "footer",
-    "figure",
-    "figcaption",
-    "blockquote",
-    "pre",
-    "main",
-    "aside",
-    "nav",
-    "form",
-}
+_CARD_SKIP = set("script style noscript template svg iframe head select option button".split())
+_CARD_BLOCK = set(
+    "p div li ul ol h1 h2 h3 h4 h5 h6 article section tr td th table dd dt dl br header footer"
+    " figure figcaption blockquote pre main aside nav form".split()
+)
 _CARD_NAVTAGS = {"nav", "header", "footer", "aside"}
 _CARD_NAVRE = re.compile(
     r"(^|[-_ ])(nav|navbar|navigation|menu|megamenu|footer|header|breadcrumbs?|cookie|consent|sidebar|social|share|pagination|pager|filters?|facets?|refine)([-_ ]|$)",
