@@ -12,6 +12,8 @@ from pi_web_tools.api.retry import RetryPolicy
 from pi_web_tools.api.types import FetchRequest, ProviderConfig
 from pi_web_tools.providers import direct
 from pi_web_tools.providers.direct import DirectOptions, DirectProvider
+
+from ..conftest import hits
 from werkzeug.wrappers import Response
 
 ARTICLE = """<!doctype html>
@@ -440,7 +442,7 @@ def test_transient_status_is_retried_then_succeeds(httpserver, monkeypatch):
     provider = direct.DirectProvider("direct", direct.DirectOptions(allow_private_network=True))
     page = provider.fetch(FetchRequest(urls=(httpserver.url_for("/flaky"),)), None).pages[0]
     assert page.ok and page.text == "fine now"
-    assert len(httpserver.log) == 2
+    assert hits(httpserver, "/flaky") == 2
 
 
 def test_not_found_is_not_retried(httpserver):
@@ -449,4 +451,4 @@ def test_not_found_is_not_retried(httpserver):
     provider = direct.DirectProvider("direct", direct.DirectOptions(allow_private_network=True))
     page = provider.fetch(FetchRequest(urls=(httpserver.url_for("/gone"),)), None).pages[0]
     assert not page.ok and page.error == "HTTP 404 Not Found"
-    assert len(httpserver.log) == 1
+    assert hits(httpserver, "/gone") == 1
