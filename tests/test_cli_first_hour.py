@@ -219,3 +219,30 @@ def test_types_that_can_include_keyless_and_third_party_types(write_config, caps
         out = capsys.readouterr().out
     assert "Provider types that can:" in out
     assert "ddgs (keyless)" in out and "mine (keyless)" in out and "kagi" in out
+
+
+def test_every_command_option_and_positional_has_a_help_line():
+    """pi-web --help and each command's --help describe every option and positional in a line."""
+    import argparse
+
+    from pi_hostspec import Host
+    from pi_hostspec.cli import _parser
+
+    parser = _parser(Host().commands)
+    missing = []
+
+    def walk(prog: str, node: argparse.ArgumentParser) -> None:
+        for action in node._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                described = {choice.dest for choice in action._choices_actions if choice.help}
+                missing.extend(f"{prog} {name}" for name in action.choices if name not in described)
+                for name, child in action.choices.items():
+                    walk(f"{prog} {name}", child)
+            elif not (action.help or "").strip() or action.help == argparse.SUPPRESS:
+                missing.append(f"{prog} {'/'.join(action.option_strings) or action.dest}")
+
+    walk("pi-web", parser)
+    assert missing == []
+    assert {"search", "fetch", "summarize", "cache", "config", "mcp"} <= set(
+        parser._subparsers._group_actions[0].choices
+    )
