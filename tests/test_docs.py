@@ -111,3 +111,16 @@ def test_the_provider_guide_names_every_name_of_the_provider_api():
     spans = " ".join(re.findall(r"`([^`]+)`", guide))
     missing = [name for name in api.__all__ if not re.search(rf"\b{re.escape(name)}\b", spans)]
     assert missing == []
+
+
+def test_no_page_gives_an_install_command_that_fails_for_a_checkout():
+    """pi-web-tools is installed from a checkout (or a git URL), not from an index: a page that
+    says `pip install 'pi-web-tools[keyless]'` gives a command that fails (issue 22, item 4)."""
+    pages = [*PAGES, ROOT / "sample_config" / "README.md"]
+    wrong = re.compile(r"pip install '?pi-web-tools(\[[a-z,]+\])?'?(?! @)")
+    found = [
+        f"{page.relative_to(ROOT)}: {match.group(0)}"
+        for page in pages
+        for match in wrong.finditer(page.read_text(encoding="utf-8"))
+    ]
+    assert found == []
