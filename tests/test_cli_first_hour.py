@@ -143,8 +143,11 @@ def test_the_other_extensions_file_is_named_after_the_seed_sentence(tmp_path, mo
     assert "pi-web-access" in capsys.readouterr().out
 
 
-def _fetch_two_slow_pages(httpserver, write_config, *extra: str, tty: bool) -> str:
-    """stderr of `pi-web fetch` of a quick page and a 1.5 s one, on a terminal or a pipe."""
+def _fetch_two_slow_pages(
+    httpserver, write_config, *extra: str, tty: bool, as_json: bool = False
+) -> str:
+    """stderr of `pi-web fetch` of a quick page and a 1.5 s one, on a terminal or a pipe (with
+    *as_json*: `pi-web call web_fetch ... --json` instead)."""
     import os
     import pty
     import subprocess
@@ -167,13 +170,12 @@ def _fetch_two_slow_pages(httpserver, write_config, *extra: str, tty: bool) -> s
             ]
         }
     )
-    args = [
-        str(Path(sys.executable).parent / "pi-web"),
-        "fetch",
-        f"{root}/quick.txt",
-        f"{root}/slow.txt",
-        *extra,
-    ]
+    urls = [f"{root}/quick.txt", f"{root}/slow.txt"]
+    pi_web = str(Path(sys.executable).parent / "pi-web")
+    args = [pi_web, "fetch", *urls, *extra]
+    if as_json:
+        call = {"urls": urls, "fresh": True}  # never served from the cache: the call is slow
+        args = [pi_web, "call", "web_fetch", json.dumps(call), "--json", *extra]
     if not tty:
         proc = subprocess.run(args, capture_output=True, text=True, timeout=60)
         return proc.stderr
@@ -200,6 +202,14 @@ def test_pi_web_shows_progress_on_a_terminal_only(httpserver, write_config):
     assert "Fetched 1/2 URLs" in on_terminal or "Fetched 2/2 URLs" in on_terminal
     assert on_terminal.endswith("\r\x1b[K")  # erased before the answer
     assert "Fetched" not in _fetch_two_slow_pages(httpserver, write_config, tty=False)
+
+
+@pytest.mark.slow
+def test_pi_web_shows_no_progress_for_json_output_even_on_a_terminal(httpserver, write_config):
+    on_terminal = _fetch_two_slow_pages(httpserver, write_config, "--fresh", tty=True)
+    assert "Fetched" in on_terminal  # the same slow call does show progress without --json
+    as_json = _fetch_two_slow_pages(httpserver, write_config, tty=True, as_json=True)
+    assert "Fetched" not in as_json and "\x1b[K" not in as_json
 
 
 def test_a_file_url_is_an_unsupported_scheme(capsys):
