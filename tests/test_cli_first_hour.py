@@ -126,21 +126,35 @@ def test_warnings_still_show_when_the_file_also_has_an_error(write_config, capsy
     assert "Warning: top-level key(s) 'defaultProvidr' (did you mean 'defaultProvider'?)" in out
 
 
-def test_the_other_extensions_file_is_named_after_the_seed_sentence(tmp_path, monkeypatch, capsys):
-    """With no file of ours but pi-web-access's ~/.pi/web-search.json, the missing-key error
-    keeps the seed's sentence first, then names that file and what to do; so does config."""
+@pytest.mark.parametrize("where", ["home", "xdg"])
+def test_the_other_extensions_file_is_named_after_the_seed_sentence(
+    where, tmp_path, monkeypatch, capsys
+):
+    """With no file of ours but pi-web-access's web-search.json (~/.pi, or $XDG_CONFIG_HOME/pi),
+    the missing-key error keeps the seed's sentence first, then names that file and what to
+    do; so does config. Once our file exists, neither mentions it."""
     home = tmp_path / "home"
-    (home / ".pi").mkdir(parents=True)
-    (home / ".pi" / "web-search.json").write_text('{"kagiApiKey": "abc"}')
+    folder = home / ".pi" if where == "home" else tmp_path / "xdg" / "pi"
+    folder.mkdir(parents=True)
+    (folder / "web-search.json").write_text('{"kagiApiKey": "abc"}')
     monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
     assert main(["search", "x"]) == 1
     out = capsys.readouterr().out
     assert out.startswith(
         "KAGI_API_KEY environment variable is not set. Set it to your Kagi API key to use web search."
     )
-    assert f"Note: {home / '.pi' / 'web-search.json'} exists (where the pi-web-access" in out
+    assert f"Note: {folder / 'web-search.json'} exists (where the pi-web-access" in out
+    assert "cp " in out and "ln -s " in out
     assert main(["config"]) == 0
-    assert "pi-web-access" in capsys.readouterr().out
+    assert f"{folder / 'web-search.json'} exists (where the pi-web-access" in capsys.readouterr().out
+    from pi_web_tools.runtime.config import config_path
+
+    config_path().write_text('{"providers": [{"name": "local", "type": "direct"}]}')
+    config_path().chmod(0o600)
+    main(["search", "x"])
+    main(["config"])
+    assert "pi-web-access" not in capsys.readouterr().out
 
 
 def _fetch_two_slow_pages(
