@@ -4,6 +4,7 @@ no abbreviated options, no echoed option values, and continuation lines as pi-we
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from pi_hostspec.cli import main
@@ -270,3 +271,42 @@ def test_every_command_option_and_positional_has_a_help_line():
     assert {"search", "fetch", "summarize", "cache", "config", "mcp"} <= set(
         parser._subparsers._group_actions[0].choices
     )
+
+
+def test_the_collapsed_error_is_cut_after_a_whole_word(httpserver, write_config, capsys):
+    """`pi-web call` shows an error on one line (160 characters): when it is longer, it ends
+    after a whole word of the message, then an ellipsis (not `…in plai`)."""
+    root = serve(httpserver, {})
+    before = f'web_fetch failed for {root}/: refused: 127.0.0.1 is a loopback address; set "'
+    url = f"{root}/{'p' * (150 - len(before))}"  # "allowPrivateNetwork" spans character 159
+    write_config({"providers": [{"name": "local", "type": "direct"}]})
+    assert main(["call", "web_fetch", json.dumps({"urls": [url]}), "--json"]) == 1
+    message = json.loads(capsys.readouterr().out)["content"][0]["text"]
+    assert message[150:169] == "allowPrivateNetwork"  # a cut at 159 would split it
+    assert main(["call", "web_fetch", json.dumps({"urls": [url]})]) == 1
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("Error: "))
+    assert line.endswith("…"), line
+    shown = line.removeprefix("Error: ").removesuffix("…")
+    assert len(shown) < len(message) and message.startswith(shown)
+    assert message[len(shown)] == " " and not shown.endswith(" ")
+    assert shown.endswith("set")
+
+
+def test_pi_web_cache_gives_every_size_in_one_unit(httpserver, write_config, capsys):
+    """`pi-web cache`: the size and its limit in the same unit (MB), empty or holding a page
+    (before, "Size: 36.0KB of at most 200 MB")."""
+    url = serve(httpserver, {"/a.txt": (200, "text/plain", "words " * 5000)}) + "/a.txt"
+    write_config(
+        {
+            "providers": [
+                {"name": "local", "type": "direct", "options": {"allowPrivateNetwork": True}}
+            ]
+        }
+    )
+    sizes = []
+    for argv in (["cache"], ["fetch", url], ["cache"]):
+        assert main(argv) == 0
+        sizes += [x for x in capsys.readouterr().out.splitlines() if x.startswith("Size: ")]
+    assert len(sizes) == 2
+    for size in sizes:
+        assert re.fullmatch(r"Size: \d+\.\d MB of at most \d+(\.\d+)? MB", size), size
