@@ -124,3 +124,52 @@ def test_no_page_gives_an_install_command_that_fails_for_a_checkout():
         for match in wrong.finditer(page.read_text(encoding="utf-8"))
     ]
     assert found == []
+
+
+@pytest.mark.parametrize(
+    "page",
+    [*PAGES, ROOT / "sample_config" / "README.md", ROOT / "examples" / "acme-search" / "README.md"],
+    ids=lambda p: str(p.relative_to(ROOT)),
+)
+def test_every_table_is_whole(page):
+    """Each run of table rows starts with its header and separator: a blank line inside a table
+    (as sample_config/README.md had before its last row) makes the rows after it plain text."""
+    text = _FENCE.sub("", page.read_text(encoding="utf-8"))
+    runs, run = [], []
+    for line in [*text.splitlines(), ""]:
+        if line.lstrip().startswith("|"):
+            run.append(line.strip())
+        elif run:
+            runs.append(run)
+            run = []
+    separator = re.compile(r"^\|(\s*:?-{3,}:?\s*\|)+$")
+    broken = [run[0][:60] for run in runs if len(run) < 2 or not separator.match(run[1])]
+    assert broken == []
+
+
+def test_no_page_says_pdfs_are_unsupported():
+    """PDFs are read (pages/documents.py): the README's old failure table still called them
+    unsupported (issue 22, item 10)."""
+    unsupported = re.compile(
+        r"PDFs?\b[^.\n|]*\b(unsupported|not supported)|unsupported content type application/pdf",
+        re.IGNORECASE,
+    )
+    found = [
+        f"{page.relative_to(ROOT)}: {match.group(0)}"
+        for page in PAGES
+        for match in unsupported.finditer(page.read_text(encoding="utf-8"))
+    ]
+    assert found == []
+    assert "PDF" in (DOCS / "failure-behaviour.md").read_text(encoding="utf-8")
+
+
+def test_the_install_section_says_which_python_and_to_make_a_virtualenv():
+    """A new user reads, before the first pip command, the Python the package needs (the one
+    pyproject.toml requires) and how to make and enter a virtualenv."""
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    requires = re.search(r'^requires-python = "([^"]+)"', pyproject, re.MULTILINE).group(1)
+    section = README.read_text(encoding="utf-8").split("## Install", 1)[1].split("\n## ", 1)[0]
+    version = requires.removeprefix(">=")
+    assert f"Python {version} or newer" in section
+    assert "python3 -m venv .venv && . .venv/bin/activate" in section
+    assert section.index("venv") < section.index("pip install")
