@@ -40,6 +40,15 @@ def test_a_repeated_q_gives_several_queries(kagi, capsys):
     assert sorted(_queries(kagi)) == ["rust async", "tokio"]
 
 
+def test_search_help_says_words_are_one_query_and_q_adds_one(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["search", "--help"])
+    assert info.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "Unquoted words are one query (pi-web search how to use asyncio)" in text
+    assert 'repeated -q (pi-web search -q "rust async" -q "tokio")' in text
+
+
 def test_search_without_a_query_says_how_to_give_one(capsys):
     assert main(["search"]) == 2
     assert "pi-web search WORDS..." in capsys.readouterr().err
