@@ -175,7 +175,12 @@ def security_settings(options: HttpOptions, port: int) -> Any:
     elif bound in ("0.0.0.0", "[::]"):
         # Bound to every interface: clients connecting by this machine's own addresses or name
         # are accepted (DNS rebinding arrives under an attacker's name, never these).
-        hosts += [f"{name}:{port}" for name in own_names()]
+        # 0.0.0.0 listens on IPv4 only: its IPv6 addresses would be listed and never reached.
+        hosts += [
+            f"{name}:{port}"
+            for name in own_names()
+            if bound == "[::]" or not name.startswith("[")
+        ]
     for name in options.allow_hosts:
         if _has_port(name):
             hosts.append(name)
@@ -188,24 +193,73 @@ def security_settings(options: HttpOptions, port: int) -> Any:
 
 
 def own_names() -> list[str]:
-    """This machine's host name and the addresses it resolves to (IPv6 in brackets)."""
-    import socket
-
+    """This machine's host name and its addresses (IPv6 in brackets, loopback and link-local
+    left out): the ones the name resolves to, those of its interfaces (Linux: /proc/net), and
+    the source address of its default routes. The name often resolves to 127.0.1.1 only (as
+    Debian's /etc/hosts has it), so a client that connects by the machine's IP needs the rest."""
     names: list[str] = []
+
+    def add(ip: str) -> None:
+        ip = ip.split("%", 1)[0]
+        try:
+            parsed = ipaddress.ip_address(ip)
+        except ValueError:
+            return
+        if parsed.is_loopback or parsed.is_link_local or parsed.is_unspecified:
+            return
+        name = f"[{parsed}]" if parsed.version == 6 else str(parsed)
+        if name not in names:
+            names.append(name)
+
     try:
         hostname = socket.gethostname()
     except OSError:
-        return names
-    names.append(hostname)
+        hostname = ""
+    if hostname:
+        names.append(hostname)
+        try:
+            for *_, address in socket.getaddrinfo(hostname, None):
+                add(address[0])
+        except OSError:
+            pass
+    for ip in _interface_addresses():
+        add(ip)
+    # The address a packet to a documentation network would leave from: a connected UDP
+    # socket picks the route and sends nothing.
+    for family, target in ((socket.AF_INET, "198.51.100.1"), (socket.AF_INET6, "2001:db8::1")):
+        try:
+            with socket.socket(family, socket.SOCK_DGRAM) as probe:
+                probe.connect((target, 9))
+                add(probe.getsockname()[0])
+        except OSError:
+            pass
+    return names
+
+
+def _interface_addresses() -> list[str]:
+    """The local addresses of this machine's interfaces, from Linux's /proc/net (nothing
+    elsewhere): IPv4 host routes of type LOCAL in fib_trie, and if_inet6."""
+    found: list[str] = []
     try:
-        for *_, address in socket.getaddrinfo(hostname, None):
-            ip = address[0]
-            name = f"[{ip}]" if ":" in ip else ip
-            if name not in names and not is_loopback(ip):
-                names.append(name)
+        with open("/proc/net/fib_trie", encoding="ascii") as trie:
+            last = ""
+            for line in trie:
+                text = line.strip()
+                if text.startswith("|--"):
+                    last = text[3:].strip()
+                elif text.startswith("/32 host LOCAL") and last and last not in found:
+                    found.append(last)
     except OSError:
         pass
-    return names
+    try:
+        with open("/proc/net/if_inet6", encoding="ascii") as inet6:
+            for line in inet6:
+                digits = line.split()[0] if line.split() else ""
+                if len(digits) == 32:
+                    found.append(str(ipaddress.IPv6Address(bytes.fromhex(digits))))
+    except (OSError, ValueError):
+        pass
+    return found
 
 
 def accepted_hosts(options: HttpOptions, port: int) -> str:

@@ -69,7 +69,7 @@ def provider_types(*extra: Any, builtins: bool = True) -> Iterator[dict[str, Pro
 
     plugins = [item for item in extra if not isinstance(item, ProviderType)]
     pm = registry.get_provider_manager(load_entrypoints=builtins, plugins=plugins)
-    types = registry.collect_provider_types(pm)
+    types = registry.collect_provider_types(pm, raise_for=plugins)
     for item in extra:
         if isinstance(item, ProviderType):
             types[item.name] = item

@@ -1,5 +1,6 @@
-"""A provider plugin that cannot be imported, or whose hook carries the wrong marker, is
-skipped and named; every other provider keeps working (through the installed pi-web)."""
+"""A provider plugin that cannot be imported, whose hook carries the wrong marker, whose hook
+raises, or that registers a type name already taken, is skipped and named; every other
+provider keeps working (through the installed pi-web)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import serve
+from .conftest import SECRET, serve
+from .fake_apis import FakeKagi
 
 pytestmark = pytest.mark.slow
 
@@ -21,9 +23,10 @@ BIN = Path(sys.executable).parent
 
 @pytest.fixture
 def plugins(tmp_path) -> Path:
-    """A folder on PYTHONPATH holding two installed-looking distributions: `broken-search`
-    (its module imports a package that is not there) and `wrong-marker` (its hook is marked
-    with pi_hostspec's hookimpl)."""
+    """A folder on PYTHONPATH holding installed-looking distributions: `broken-search` (its
+    module imports a package that is not there), `wrong-marker` (its hook is marked with
+    pi_hostspec's hookimpl), `raising-hook` (its hook raises: a ProviderType field that does not
+    exist) and `kagi-clone` (it registers a second type named kagi)."""
     root = tmp_path / "site"
     root.mkdir()
     (root / "broken_search.py").write_text("import not_a_real_package_xyz\n")
@@ -39,9 +42,33 @@ def plugins(tmp_path) -> Path:
             """
         )
     )
+    (root / "raising_hook.py").write_text(
+        textwrap.dedent(
+            """
+            from pi_web_tools import ProviderType, Search, hookimpl
+
+            @hookimpl
+            def register_provider_types(register):
+                register(ProviderType(name="raising", factory=object, search=Search(), colour=1))
+            """
+        )
+    )
+    (root / "kagi_clone.py").write_text(
+        textwrap.dedent(
+            """
+            from pi_web_tools import ProviderType, Search, hookimpl
+
+            @hookimpl
+            def register_provider_types(register):
+                register(ProviderType(name="kagi", factory=object, search=Search()))
+            """
+        )
+    )
     for dist, module, name in (
         ("broken_search-1.2.0", "broken_search", "broken"),
         ("wrong_marker-0.1.0", "wrong_marker", "wrong"),
+        ("raising_hook-0.3.0", "raising_hook", "raising"),
+        ("kagi_clone-2.0.0", "kagi_clone", "clone"),
     ):
         info = root / f"{dist}.dist-info"
         info.mkdir()
@@ -61,17 +88,33 @@ def _pi_web(plugins: Path, *args: str) -> subprocess.CompletedProcess:
 
 
 def test_a_broken_plugin_leaves_the_other_providers_working(plugins, httpserver, write_config):
+    """web_fetch through the built-in direct fetcher, and web_search and summarize through the
+    real kagi type (not the clone), all answer as if the broken plugins were not there."""
     url = serve(httpserver, {"/a.txt": (200, "text/plain", "still fetched")}) + "/a.txt"
-    write_config(
-        {
-            "providers": [
-                {"name": "local", "type": "direct", "options": {"allowPrivateNetwork": True}}
-            ]
-        }
-    )
-    proc = _pi_web(plugins, "fetch", url)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "still fetched" in proc.stdout and "Traceback" not in proc.stderr
+    with FakeKagi(SECRET) as kagi:
+        write_config(
+            {
+                "defaultProvider": "kagi",
+                "providers": [
+                    {
+                        "name": "kagi",
+                        "type": "kagi",
+                        "apiKey": SECRET,
+                        "options": {"baseUrl": kagi.base_url, "apiVersion": "v1"},
+                    },
+                    {"name": "local", "type": "direct", "options": {"allowPrivateNetwork": True}},
+                ],
+            }
+        )
+        fetched = _pi_web(plugins, "fetch", url)
+        found = _pi_web(plugins, "search", "rust", "async")
+        summary = _pi_web(plugins, "summarize", "https://example.com/a")
+    for proc in (fetched, found, summary):
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert "Traceback" not in proc.stderr
+    assert "still fetched" in fetched.stdout
+    assert "1. rust async" in found.stdout
+    assert "A summary of https://example.com/a" in summary.stdout
 
 
 def test_pi_web_config_names_each_skipped_plugin_and_how_to_remove_it(plugins, write_config):
@@ -88,6 +131,18 @@ def test_pi_web_config_names_each_skipped_plugin_and_how_to_remove_it(plugins, w
         "register_provider_types is marked with pi's hookimpl, not with pi_web_tools.hookimpl"
         in proc.stdout
     )
+    assert (
+        "Warning: provider plugin 'raising' (raising-hook 0.3.0) was skipped: its "
+        "register_provider_types failed: TypeError: ProviderType.__init__() got an unexpected "
+        "keyword argument 'colour'; fix it, or remove it: pip uninstall raising-hook"
+        in proc.stdout
+    )
+    assert (
+        "Warning: provider plugin 'clone' (kagi-clone 2.0.0) was skipped: provider type 'kagi' "
+        "is registered by kagi and clone; fix it, or remove it: pip uninstall kagi-clone"
+        in proc.stdout
+    )
+    assert "Status: valid" in proc.stdout
 
 
 def test_a_call_that_needs_the_broken_type_names_the_plugin(plugins, write_config):

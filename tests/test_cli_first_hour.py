@@ -4,6 +4,7 @@ no abbreviated options, no echoed option values, and continuation lines as pi-we
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from pi_hostspec.cli import main
@@ -37,6 +38,15 @@ def test_unquoted_words_are_one_query(kagi, capsys):
 def test_a_repeated_q_gives_several_queries(kagi, capsys):
     assert main(["search", "-q", "rust async", "--query", "tokio"]) == 0
     assert sorted(_queries(kagi)) == ["rust async", "tokio"]
+
+
+def test_search_help_says_words_are_one_query_and_q_adds_one(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["search", "--help"])
+    assert info.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "Unquoted words are one query (pi-web search how to use asyncio)" in text
+    assert 'repeated -q (pi-web search -q "rust async" -q "tokio")' in text
 
 
 def test_search_without_a_query_says_how_to_give_one(capsys):
@@ -126,25 +136,42 @@ def test_warnings_still_show_when_the_file_also_has_an_error(write_config, capsy
     assert "Warning: top-level key(s) 'defaultProvidr' (did you mean 'defaultProvider'?)" in out
 
 
-def test_the_other_extensions_file_is_named_after_the_seed_sentence(tmp_path, monkeypatch, capsys):
-    """With no file of ours but pi-web-access's ~/.pi/web-search.json, the missing-key error
-    keeps the seed's sentence first, then names that file and what to do; so does config."""
+@pytest.mark.parametrize("where", ["home", "xdg"])
+def test_the_other_extensions_file_is_named_after_the_seed_sentence(
+    where, tmp_path, monkeypatch, capsys
+):
+    """With no file of ours but pi-web-access's web-search.json (~/.pi, or $XDG_CONFIG_HOME/pi),
+    the missing-key error keeps the seed's sentence first, then names that file and what to
+    do; so does config. Once our file exists, neither mentions it."""
     home = tmp_path / "home"
-    (home / ".pi").mkdir(parents=True)
-    (home / ".pi" / "web-search.json").write_text('{"kagiApiKey": "abc"}')
+    folder = home / ".pi" if where == "home" else tmp_path / "xdg" / "pi"
+    folder.mkdir(parents=True)
+    (folder / "web-search.json").write_text('{"kagiApiKey": "abc"}')
     monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
     assert main(["search", "x"]) == 1
     out = capsys.readouterr().out
     assert out.startswith(
         "KAGI_API_KEY environment variable is not set. Set it to your Kagi API key to use web search."
     )
-    assert f"Note: {home / '.pi' / 'web-search.json'} exists (where the pi-web-access" in out
+    assert f"Note: {folder / 'web-search.json'} exists (where the pi-web-access" in out
+    assert "cp " in out and "ln -s " in out
     assert main(["config"]) == 0
-    assert "pi-web-access" in capsys.readouterr().out
+    assert f"{folder / 'web-search.json'} exists (where the pi-web-access" in capsys.readouterr().out
+    from pi_web_tools.runtime.config import config_path
+
+    config_path().write_text('{"providers": [{"name": "local", "type": "direct"}]}')
+    config_path().chmod(0o600)
+    main(["search", "x"])
+    main(["config"])
+    assert "pi-web-access" not in capsys.readouterr().out
 
 
-def _fetch_two_slow_pages(httpserver, write_config, *extra: str, tty: bool) -> str:
-    """stderr of `pi-web fetch` of a quick page and a 1.5 s one, on a terminal or a pipe."""
+def _fetch_two_slow_pages(
+    httpserver, write_config, *extra: str, tty: bool, as_json: bool = False
+) -> str:
+    """stderr of `pi-web fetch` of a quick page and a 1.5 s one, on a terminal or a pipe (with
+    *as_json*: `pi-web call web_fetch ... --json` instead)."""
     import os
     import pty
     import subprocess
@@ -167,13 +194,12 @@ def _fetch_two_slow_pages(httpserver, write_config, *extra: str, tty: bool) -> s
             ]
         }
     )
-    args = [
-        str(Path(sys.executable).parent / "pi-web"),
-        "fetch",
-        f"{root}/quick.txt",
-        f"{root}/slow.txt",
-        *extra,
-    ]
+    urls = [f"{root}/quick.txt", f"{root}/slow.txt"]
+    pi_web = str(Path(sys.executable).parent / "pi-web")
+    args = [pi_web, "fetch", *urls, *extra]
+    if as_json:
+        call = {"urls": urls, "fresh": True}  # never served from the cache: the call is slow
+        args = [pi_web, "call", "web_fetch", json.dumps(call), "--json", *extra]
     if not tty:
         proc = subprocess.run(args, capture_output=True, text=True, timeout=60)
         return proc.stderr
@@ -202,6 +228,14 @@ def test_pi_web_shows_progress_on_a_terminal_only(httpserver, write_config):
     assert "Fetched" not in _fetch_two_slow_pages(httpserver, write_config, tty=False)
 
 
+@pytest.mark.slow
+def test_pi_web_shows_no_progress_for_json_output_even_on_a_terminal(httpserver, write_config):
+    on_terminal = _fetch_two_slow_pages(httpserver, write_config, "--fresh", tty=True)
+    assert "Fetched" in on_terminal  # the same slow call does show progress without --json
+    as_json = _fetch_two_slow_pages(httpserver, write_config, tty=True, as_json=True)
+    assert "Fetched" not in as_json and "\x1b[K" not in as_json
+
+
 def test_a_file_url_is_an_unsupported_scheme(capsys):
     assert main(["fetch", "file:///etc/passwd"]) == 1
     out = capsys.readouterr().out
@@ -219,3 +253,69 @@ def test_types_that_can_include_keyless_and_third_party_types(write_config, caps
         out = capsys.readouterr().out
     assert "Provider types that can:" in out
     assert "ddgs (keyless)" in out and "mine (keyless)" in out and "kagi" in out
+
+
+def test_every_command_option_and_positional_has_a_help_line():
+    """pi-web --help and each command's --help describe every option and positional in a line."""
+    import argparse
+
+    from pi_hostspec import Host
+    from pi_hostspec.cli import _parser
+
+    parser = _parser(Host().commands)
+    missing = []
+
+    def walk(prog: str, node: argparse.ArgumentParser) -> None:
+        for action in node._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                described = {choice.dest for choice in action._choices_actions if choice.help}
+                missing.extend(f"{prog} {name}" for name in action.choices if name not in described)
+                for name, child in action.choices.items():
+                    walk(f"{prog} {name}", child)
+            elif not (action.help or "").strip() or action.help == argparse.SUPPRESS:
+                missing.append(f"{prog} {'/'.join(action.option_strings) or action.dest}")
+
+    walk("pi-web", parser)
+    assert missing == []
+    assert {"search", "fetch", "summarize", "cache", "config", "mcp"} <= set(
+        parser._subparsers._group_actions[0].choices
+    )
+
+
+def test_the_collapsed_error_is_cut_after_a_whole_word(httpserver, write_config, capsys):
+    """`pi-web call` shows an error on one line (160 characters): when it is longer, it ends
+    after a whole word of the message, then an ellipsis (not `…in plai`)."""
+    root = serve(httpserver, {})
+    before = f'web_fetch failed for {root}/: refused: 127.0.0.1 is a loopback address; set "'
+    url = f"{root}/{'p' * (150 - len(before))}"  # "allowPrivateNetwork" spans character 159
+    write_config({"providers": [{"name": "local", "type": "direct"}]})
+    assert main(["call", "web_fetch", json.dumps({"urls": [url]}), "--json"]) == 1
+    message = json.loads(capsys.readouterr().out)["content"][0]["text"]
+    assert message[150:169] == "allowPrivateNetwork"  # a cut at 159 would split it
+    assert main(["call", "web_fetch", json.dumps({"urls": [url]})]) == 1
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("Error: "))
+    assert line.endswith("…"), line
+    shown = line.removeprefix("Error: ").removesuffix("…")
+    assert len(shown) < len(message) and message.startswith(shown)
+    assert message[len(shown)] == " " and not shown.endswith(" ")
+    assert shown.endswith("set")
+
+
+def test_pi_web_cache_gives_every_size_in_one_unit(httpserver, write_config, capsys):
+    """`pi-web cache`: the size and its limit in the same unit (MB), empty or holding a page
+    (before, "Size: 36.0KB of at most 200 MB")."""
+    url = serve(httpserver, {"/a.txt": (200, "text/plain", "words " * 5000)}) + "/a.txt"
+    write_config(
+        {
+            "providers": [
+                {"name": "local", "type": "direct", "options": {"allowPrivateNetwork": True}}
+            ]
+        }
+    )
+    sizes = []
+    for argv in (["cache"], ["fetch", url], ["cache"]):
+        assert main(argv) == 0
+        sizes += [x for x in capsys.readouterr().out.splitlines() if x.startswith("Size: ")]
+    assert len(sizes) == 2
+    for size in sizes:
+        assert re.fullmatch(r"Size: \d+\.\d MB of at most \d+(\.\d+)? MB", size), size

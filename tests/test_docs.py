@@ -111,3 +111,78 @@ def test_the_provider_guide_names_every_name_of_the_provider_api():
     spans = " ".join(re.findall(r"`([^`]+)`", guide))
     missing = [name for name in api.__all__ if not re.search(rf"\b{re.escape(name)}\b", spans)]
     assert missing == []
+
+
+def test_no_page_gives_an_install_command_that_fails_for_a_checkout():
+    """pi-web-tools is installed from a checkout (or a git URL), not from an index: a page that
+    says `pip install 'pi-web-tools[keyless]'` gives a command that fails (issue 22, item 4)."""
+    pages = [*PAGES, ROOT / "sample_config" / "README.md"]
+    wrong = re.compile(r"pip install '?pi-web-tools(\[[a-z,]+\])?'?(?! @)")
+    found = [
+        f"{page.relative_to(ROOT)}: {match.group(0)}"
+        for page in pages
+        for match in wrong.finditer(page.read_text(encoding="utf-8"))
+    ]
+    assert found == []
+
+
+@pytest.mark.parametrize(
+    "page",
+    [*PAGES, ROOT / "sample_config" / "README.md", ROOT / "examples" / "acme-search" / "README.md"],
+    ids=lambda p: str(p.relative_to(ROOT)),
+)
+def test_every_table_is_whole(page):
+    """Each run of table rows starts with its header and separator: a blank line inside a table
+    (as sample_config/README.md had before its last row) makes the rows after it plain text."""
+    text = _FENCE.sub("", page.read_text(encoding="utf-8"))
+    runs, run = [], []
+    for line in [*text.splitlines(), ""]:
+        if line.lstrip().startswith("|"):
+            run.append(line.strip())
+        elif run:
+            runs.append(run)
+            run = []
+    separator = re.compile(r"^\|(\s*:?-{3,}:?\s*\|)+$")
+    broken = [run[0][:60] for run in runs if len(run) < 2 or not separator.match(run[1])]
+    assert broken == []
+
+
+def test_no_page_says_pdfs_are_unsupported():
+    """PDFs are read (pages/documents.py): the README's old failure table still called them
+    unsupported (issue 22, item 10)."""
+    unsupported = re.compile(
+        r"PDFs?\b[^.\n|]*\b(unsupported|not supported)|unsupported content type application/pdf",
+        re.IGNORECASE,
+    )
+    found = [
+        f"{page.relative_to(ROOT)}: {match.group(0)}"
+        for page in PAGES
+        for match in unsupported.finditer(page.read_text(encoding="utf-8"))
+    ]
+    assert found == []
+    assert "PDF" in (DOCS / "failure-behaviour.md").read_text(encoding="utf-8")
+
+
+def test_the_install_section_says_which_python_and_to_make_a_virtualenv():
+    """A new user reads, before the first pip command, the Python the package needs (the one
+    pyproject.toml requires) and how to make and enter a virtualenv."""
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    requires = re.search(r'^requires-python = "([^"]+)"', pyproject, re.MULTILINE).group(1)
+    section = README.read_text(encoding="utf-8").split("## Install", 1)[1].split("\n## ", 1)[0]
+    version = requires.removeprefix(">=")
+    assert f"Python {version} or newer" in section
+    assert "python3 -m venv .venv && . .venv/bin/activate" in section
+    assert section.index("venv") < section.index("pip install")
+
+
+def test_security_md_lists_exactly_the_credential_like_parameters():
+    """docs/security.md says which parameters keep a URL off the fetch ladder (issue 21,
+    Medium 1: "decide the list and document it"): the same names as the code."""
+    from pi_web_tools.runtime.run import CREDENTIAL_NAMES, CREDENTIAL_PARTS
+
+    text = " ".join((DOCS / "security.md").read_text(encoding="utf-8").split())
+    names = text.split("It is credential-like when it is one of", 1)[1]
+    names, parts = names.split("or contains one of", 1)
+    parts = parts.split("which covers", 1)[0]
+    assert set(re.findall(r"`([^`]+)`", names)) == set(CREDENTIAL_NAMES)
+    assert set(re.findall(r"`([^`]+)`", parts)) == set(CREDENTIAL_PARTS)

@@ -457,8 +457,47 @@ def test_bound_to_every_interface_the_machines_own_names_are_accepted():
 
     settings = security_settings(HttpOptions(host="0.0.0.0", port=8080), 8080)
     assert settings.enable_dns_rebinding_protection
-    for name in own_names():
-        assert f"{name}:8080" in settings.allowed_hosts
+    for name in own_names():  # 0.0.0.0 is IPv4 only: its IPv6 addresses are never reached
+        assert (f"{name}:8080" in settings.allowed_hosts) is not name.startswith("[")
+    every = security_settings(HttpOptions(host="::", port=8080), 8080)
+    assert all(f"{name}:8080" in every.allowed_hosts for name in own_names())
     assert "evil.example:8080" not in settings.allowed_hosts
     loopback_only = security_settings(HttpOptions(host="127.0.0.1", port=8080), 8080)
     assert not any(f"{name}:8080" in loopback_only.allowed_hosts for name in own_names())
+
+
+def _this_machines_address() -> str | None:
+    """A non-loopback IPv4 address of this machine, found as `ip route get` would (a connected
+    UDP socket sends nothing), or None when it has none."""
+    import ipaddress
+    import socket
+
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+            probe.connect(("198.51.100.7", 9))
+            address = probe.getsockname()[0]
+    except OSError:
+        return None
+    return None if ipaddress.ip_address(address).is_loopback else address
+
+
+@pytest.mark.slow
+def test_a_client_that_connects_by_the_machines_ip_is_served(agent_dir, kagi):  # noqa: F811
+    """The team-server example (`--host 0.0.0.0`) reached from another machine as
+    http://<this machine's IP>:<port>/mcp: its Host header is that address, and it is served,
+    even where the host name resolves to 127.0.1.1 only. (Sent over 127.0.0.1 with that Host
+    header, which is all the server sees of it.) Another name still gets 421."""
+    address = _this_machines_address()
+    if address is None:
+        pytest.skip("this machine has no non-loopback IPv4 address")
+    with serving(agent_dir, "--host", "0.0.0.0", env={"PI_WEB_MCP_TOKEN": TOKEN}) as server:
+        for _ in range(50):
+            if "add it with --allow-host NAME" in server.log:
+                break
+            time.sleep(0.1)
+        assert f"{address}:{server.port}" in server.log.split("accepting Host:", 1)[1]
+        auth = {"Authorization": f"Bearer {TOKEN}"}
+        by_ip = _post(server.port, {**auth, "Host": f"{address}:{server.port}"})
+        by_other = _post(server.port, {**auth, "Host": f"intruder.example:{server.port}"})
+    assert by_ip[0] == 200, by_ip
+    assert by_other[0] == 421

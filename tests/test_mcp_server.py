@@ -474,3 +474,24 @@ def test_mcp_progress_per_url_when_the_client_asks(agent_dir, server_log, write_
     assert sorted(p for p, _, _ in heard) == [1.0, 2.0, 3.0, 4.0]
     assert {t for _, t, _ in heard} == {4.0}
     assert heard[-1][2].startswith("Fetched ")
+
+
+def test_mcp_progress_per_query_when_the_client_asks(agent_dir, server_log, kagi):
+    """A web_search of three queries sends one progress notification per query answered."""
+    heard: list[tuple[float, float | None, str | None]] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        heard.append((progress, total, message))
+
+    async def test():
+        async with _session(agent_dir, server_log) as session:
+            queries = ["rust async", "tokio", "asyncio"]
+            result = await session.call_tool(
+                "web_search", {"queries": queries}, progress_callback=on_progress
+            )
+            assert not result.is_error
+
+    _run(test)
+    assert sorted(p for p, _, _ in heard) == [1.0, 2.0, 3.0]
+    assert {t for _, t, _ in heard} == {3.0}
+    assert heard[-1][2] == "Searching... 3/3 queries done"

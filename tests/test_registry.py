@@ -59,8 +59,10 @@ def test_third_party_provider_type_through_entry_point(tmp_path, monkeypatch, wr
         registry.set_provider_types(None)
 
 
-def test_duplicate_provider_type_is_an_error():
-    """Two plugins registering one type name fail loudly, naming both."""
+def test_a_duplicate_provider_type_skips_the_later_plugin_naming_both():
+    """Two plugins registering one type name: the first keeps it, the second is skipped whole and
+    named with the first (pi-web config and a call that needs it show the line); a plugin a test
+    passes in-process still fails loudly."""
     import pluggy
     from pi_web_tools.api import hookspecs
 
@@ -69,12 +71,29 @@ def test_duplicate_provider_type_is_an_error():
         def register_provider_types(self, register):
             register(ProviderType(name="dup", factory=object, search=Search(), key=ApiKey()))
 
+    class Two:
+        @hookspecs.hookimpl
+        def register_provider_types(self, register):
+            register(ProviderType(name="other", factory=object, search=Search(), key=ApiKey()))
+            register(ProviderType(name="dup", factory=dict, search=Search(), key=ApiKey()))
+
     pm = pluggy.PluginManager(hookspecs.PROJECT)
     pm.add_hookspecs(hookspecs)
     pm.register(One(), name="one")
-    pm.register(One(), name="two")
-    with pytest.raises(ValueError, match="registered by"):
-        registry.collect_provider_types(pm)
+    second = Two()
+    pm.register(second, name="two")
+    try:
+        types = registry.collect_provider_types(pm)
+        assert set(types) == {"dup"} and types["dup"].factory is object
+        assert [str(p) for p in registry._problems] == [
+            "provider plugin 'two' (unknown distribution) was skipped: provider type 'dup' is "
+            "registered by one and two; remove the package that declares the "
+            "pi_web_tools.providers entry point"
+        ]
+        with pytest.raises(ValueError, match="registered by one and two"):
+            registry.collect_provider_types(pm, raise_for=[second])
+    finally:
+        registry._problems.clear()
 
 
 def test_a_type_without_capabilities_or_with_unknown_facts_is_rejected():

@@ -2,9 +2,10 @@
 as public web pages), for a user who adds ``{"name": "free", "type": "ddgs"}`` to the config.
 
 Opt-in only: the search engines behind it rate-limit and block automated queries, so it is
-never chosen without an entry. The library is imported on the first query (``pip install
-'pi-web-tools[keyless]'``); each query runs in a helper thread that the call's timeout and
-cancellation bound, at most two at a time.
+never chosen without an entry. The library (the ``keyless`` extra) is imported on the first
+query; without it, the error gives the install command that fits this install
+(:func:`pi_hostspec.install.install_command`). Each query runs in a helper thread that the
+call's timeout and cancellation bound, at most two at a time.
 """
 
 from __future__ import annotations

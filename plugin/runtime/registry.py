@@ -146,25 +146,77 @@ def get_provider_manager(
     return pm
 
 
-def collect_provider_types(pm: pluggy.PluginManager) -> dict[str, ProviderType]:
-    """Every registered provider type by name, in precedence order; a duplicate name is an
-    error naming both plugins."""
-    found: dict[str, ProviderType] = {}
-    for impl in pm.hook.register_provider_types.get_hookimpls():
+def _plugin_distribution(plugin_name: str) -> str:
+    """The distribution that declares the entry point *plugin_name*, as PluginProblem shows it."""
+    from importlib.metadata import entry_points
 
-        def register(provider_type: ProviderType, _plugin: str = impl.plugin_name) -> None:
+    for point in entry_points(group=hookspecs.ENTRY_POINT_GROUP):
+        if point.name == plugin_name:
+            return _distribution(point)
+    return "unknown distribution"
+
+
+_BUILT_IN = __name__.split(".")[0] + ".providers."
+
+
+def _built_in(impl: Any) -> bool:
+    """True for this distribution's own provider modules (collected first)."""
+    return getattr(impl.plugin, "__name__", "").startswith(_BUILT_IN)
+
+
+class _Refused(ValueError):
+    """A registration refused (a name taken, not a ProviderType): the cause as it is shown."""
+
+
+def collect_provider_types(
+    pm: pluggy.PluginManager, *, raise_for: Iterable[object] = ()
+) -> dict[str, ProviderType]:
+    """Every registered provider type by name, in precedence order.
+
+    A plugin whose hook raises, or registers something that is not a :class:`ProviderType`, is
+    skipped whole and remembered (:func:`plugin_problems`), as is a type whose name another
+    plugin registered first (the built-in types are collected first, so they are never
+    displaced): one broken plugin never takes the others down. The plugins in *raise_for*
+    (those a test passes in-process) raise instead, so their author sees the error."""
+    strict = list(raise_for)
+    found: dict[str, ProviderType] = {}
+    impls = sorted(pm.hook.register_provider_types.get_hookimpls(), key=lambda i: not _built_in(i))
+    for impl in impls:
+        plugin_name = impl.plugin_name
+        mine: dict[str, ProviderType] = {}
+
+        def register(provider_type: ProviderType, _plugin: str = plugin_name) -> None:
             if not isinstance(provider_type, ProviderType):
-                raise TypeError(
+                raise _Refused(
                     f"{_plugin} registered {type(provider_type).__name__}, not a ProviderType"
                 )
-            if provider_type.name in found:
-                other = found[provider_type.name].plugin_name
-                raise ValueError(
-                    f"provider type {provider_type.name!r} is registered by {other} and {_plugin}"
+            taken = found.get(provider_type.name) or mine.get(provider_type.name)
+            if taken is not None:
+                raise _Refused(
+                    f"provider type {provider_type.name!r} is registered by "
+                    f"{taken.plugin_name} and {_plugin}"
                 )
-            found[provider_type.name] = evolve(provider_type, plugin_name=_plugin)
+            mine[provider_type.name] = evolve(provider_type, plugin_name=_plugin)
 
-        impl.function(register=register)
+        try:
+            impl.function(register=register)
+        except Exception as exc:  # noqa: BLE001 - a broken plugin must not break the tools
+            if any(impl.plugin is plugin for plugin in strict):
+                raise
+            cause = (
+                str(exc)
+                if isinstance(exc, _Refused)
+                else f"its register_provider_types failed: {_one_line(exc)}"
+            )
+            _problems.append(
+                PluginProblem(
+                    entry_point=plugin_name,
+                    distribution=_plugin_distribution(plugin_name),
+                    cause=cause,
+                )
+            )
+            continue
+        found.update(mine)
     ordered = sorted(found.values(), key=lambda t: (t.precedence, t.name))
     redaction.watch_env(t.api_key_env for t in ordered)
     return {t.name: t for t in ordered}

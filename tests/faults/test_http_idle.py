@@ -130,11 +130,50 @@ def test_a_finished_request_then_silence_is_closed_too(agent_dir, kagi):  # noqa
         assert closed and time.monotonic() - start <= HEAD + SLACK + 1
 
 
-def test_the_request_limit_counts_requests_not_connections():
-    """The 503 limit is the server's own count of requests in progress: uvicorn's, which counts
-    every open connection, is off."""
-    gate = mcp_http.Gate(lambda *a: None, None, 3, limit=2)
-    assert gate.limit == 2 and gate.active == 0
+def test_the_request_limit_counts_requests_in_progress_not_connections():
+    """The Gate answers 503 only past *limit* authorized requests in progress, and a slot comes
+    back when a request ends; unauthorized requests and /healthz take no slot. (uvicorn's own
+    limit, which counted every open connection, is off: the idle-socket tests above.)"""
+    import asyncio
+
+    async def scenario() -> list[int]:
+        release = asyncio.Event()
+
+        async def handler(scope, receive, send):
+            await release.wait()
+            await mcp_http._send_json(send, 200, {"ok": True})
+
+        gate = mcp_http.Gate(handler, TOKEN, 3, limit=2)
+
+        async def request(path: str = "/mcp", token: str | None = TOKEN) -> int:
+            headers = [(b"authorization", f"Bearer {token}".encode())] if token else []
+            method = "GET" if path == "/healthz" else "POST"
+            scope = {"type": "http", "path": path, "method": method, "headers": headers}
+            sent: list[dict] = []
+
+            async def send(message):
+                sent.append(message)
+
+            try:  # a request let through to the held handler would wait for ever
+                await asyncio.wait_for(gate(scope, None, send), 2)
+            except asyncio.TimeoutError:
+                return 0
+            return sent[0]["status"]
+
+        held = [asyncio.create_task(request()) for _ in range(2)]
+        await asyncio.sleep(0.05)
+        statuses = [
+            await request(token=None),  # 401, never counted
+            await request("/healthz"),  # answered with both slots taken
+            await request(),  # the third authorized request in progress: 503
+        ]
+        release.set()
+        statuses += [await task for task in held]
+        statuses.append(await request())  # a slot is free again
+        assert gate.active == 0
+        return statuses
+
+    assert asyncio.run(scenario()) == [401, 200, 503, 200, 200, 200]
 
 
 @pytest.mark.slow

@@ -49,8 +49,20 @@ def start(agent_dir: Path, url: str) -> subprocess.Popen:
     path.chmod(0o600)
     env = {**os.environ, "PI_CODING_AGENT_DIR": str(agent_dir)}
     return subprocess.Popen(
-        [PI_WEB, "fetch", url], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True
+        [PI_WEB, "fetch", url],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        text=True,
+        # Ctrl-C as on a terminal, even when pytest itself was started with SIGINT ignored (in
+        # the background of a non-interactive shell, as `nohup python -m pytest &` is): an
+        # ignored SIGINT is inherited, and Python then installs no KeyboardInterrupt handler.
+        preexec_fn=_default_sigint,
     )
+
+
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def children(pid: int) -> list[int]:
