@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterable
 from typing import Any
 
@@ -18,8 +19,10 @@ __all__ = [
     "CORE_COMMANDS",
     "DuplicateToolError",
     "Host",
+    "SkippedPlugin",
     "UnknownToolError",
     "get_plugin_manager",
+    "skipped_plugins",
 ]
 
 #: ``pi-web`` subcommands of the host itself; a plugin cannot register these names.
@@ -51,12 +54,66 @@ def get_plugin_manager(
     }
     for name in names:
         pm.set_blocked(name)
+    skipped: list[SkippedPlugin] = []
     if load_entrypoints:
-        pm.load_setuptools_entrypoints(hookspecs.ENTRY_POINT_GROUP)
+        skipped = _load_entry_points(pm)
     for plugin in plugins:
         pm.register(plugin)
     pm.check_pending()
+    pm.pi_skipped_plugins = tuple(skipped)  # read through skipped_plugins()
     return pm
+
+
+@attrs.frozen(kw_only=True)
+class SkippedPlugin:
+    """A ``pi.plugins`` entry point that could not be loaded: its name, distribution, the cause
+    in one line; ``str()`` says what to do."""
+
+    entry_point: str
+    distribution: str
+    cause: str
+
+    def __str__(self) -> str:
+        name = self.distribution.split()[0]
+        remedy = (
+            f"fix it, or remove it: pip uninstall {name}"
+            if name != "unknown"
+            else f"remove the package that declares the {hookspecs.ENTRY_POINT_GROUP} entry point"
+        )
+        return (
+            f"plugin {self.entry_point!r} ({self.distribution}) was skipped: {self.cause}; "
+            f"{remedy}"
+        )
+
+
+def skipped_plugins(pm: pluggy.PluginManager) -> tuple[SkippedPlugin, ...]:
+    """The entry-point plugins *pm* skipped because they could not be loaded or registered."""
+    return getattr(pm, "pi_skipped_plugins", ())
+
+
+def _load_entry_points(pm: pluggy.PluginManager) -> list[SkippedPlugin]:
+    """Register every ``pi.plugins`` entry point (as pluggy's loader does) and skip, rather
+    than raise on, one that cannot be imported or registered: one broken plugin never takes
+    the host and the other plugins down."""
+    from importlib.metadata import entry_points
+
+    skipped = []
+    for point in entry_points(group=hookspecs.ENTRY_POINT_GROUP):
+        if pm.has_plugin(point.name) or pm.is_blocked(point.name):
+            continue
+        dist = getattr(point, "dist", None)
+        where = f"{dist.metadata['Name']} {dist.version}" if dist is not None else "unknown"
+        try:
+            pm.register(point.load(), name=point.name)
+        except Exception as exc:  # noqa: BLE001 - a broken plugin must not break the host
+            skipped.append(
+                SkippedPlugin(
+                    entry_point=point.name,
+                    distribution=where,
+                    cause=f"{type(exc).__name__}: {_one_line(exc)}",
+                )
+            )
+    return skipped
 
 
 def _collect(hook: Any, kind: type, duplicate: type, check: Any) -> dict[str, Any]:
@@ -124,6 +181,11 @@ class Host:
 
     def __init__(self, pm: pluggy.PluginManager | None = None):
         self.pm = pm if pm is not None else get_plugin_manager()
+        #: Entry-point plugins that could not be loaded, each said once on stderr (never on
+        #: stdout, which an MCP client reads).
+        self.skipped_plugins = skipped_plugins(self.pm)
+        for skipped in self.skipped_plugins:
+            print(f"warning: {skipped}", file=sys.stderr)
         self._tools: dict[str, Tool] | None = None
         self._commands: dict[str, Command] | None = None
 

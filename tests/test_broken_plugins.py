@@ -170,3 +170,57 @@ def test_a_call_that_needs_a_type_whose_hook_has_the_wrong_marker_names_the_plug
         "is marked with pi's hookimpl, not with pi_web_tools.hookimpl" in text
     )
     assert "Traceback" not in proc.stdout + proc.stderr
+
+
+@pytest.fixture
+def host_plugins(plugins) -> Path:
+    """*plugins* plus two broken host plugins (``pi.plugins``): `bad-host`, whose module imports
+    a package that is not there, and `bad-hook`, whose hook implementation pluggy refuses (an
+    argument no hook specification has)."""
+    (plugins / "bad_host.py").write_text("import no_such_module_abc\n")
+    (plugins / "bad_hook.py").write_text(
+        textwrap.dedent(
+            """
+            from pi_hostspec import hookimpl
+
+            @hookimpl
+            def register_tools(register, colour):
+                pass
+            """
+        )
+    )
+    for dist, module, name in (
+        ("bad_host-0.4.0", "bad_host", "badhost"),
+        ("bad_hook-0.5.0", "bad_hook", "badhook"),
+    ):
+        info = plugins / f"{dist}.dist-info"
+        info.mkdir()
+        project, version = dist.rsplit("-", 1)
+        (info / "METADATA").write_text(
+            f"Metadata-Version: 2.1\nName: {project.replace('_', '-')}\nVersion: {version}\n"
+        )
+        (info / "entry_points.txt").write_text(f"[pi.plugins]\n{name} = {module}\n")
+    return plugins
+
+
+def test_a_broken_host_plugin_is_named_on_stderr_and_the_tools_keep_working(
+    host_plugins, httpserver, write_config
+):
+    url = serve(httpserver, {"/a.txt": (200, "text/plain", "fetched anyway")}) + "/a.txt"
+    write_config(
+        {"providers": [{"name": "local", "type": "direct", "options": {"allowPrivateNetwork": True}}]}
+    )
+    listed = _pi_web(host_plugins, "tools")
+    fetched = _pi_web(host_plugins, "fetch", url)
+    for proc in (listed, fetched):
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert "Traceback" not in proc.stderr
+        assert (
+            "warning: plugin 'badhost' (bad-host 0.4.0) was skipped: ModuleNotFoundError: No "
+            "module named 'no_such_module_abc'; fix it, or remove it: pip uninstall bad-host"
+            in proc.stderr
+        )
+        assert "plugin 'badhost'" not in proc.stdout
+        assert "plugin 'badhook' (bad-hook 0.5.0) was skipped: PluginValidationError" in proc.stderr
+    assert "web_fetch" in listed.stdout and "web_search" in listed.stdout
+    assert "fetched anyway" in fetched.stdout
