@@ -601,7 +601,9 @@ def _climb(
             continue
         extras = []
         if url in held:
-            extras.append(f"not sent to any other fetcher: {held[url]}")
+            # It may have gone to a fetcher on this machine (a local browser), never a service.
+            where = "any service" if sent.get(url) else "any other fetcher"
+            extras.append(f"not sent to {where}: {held[url]}")
         if sent.get(url):
             extras.append(f"also sent to {'; '.join(sent[url])}")
         if url in kept:
