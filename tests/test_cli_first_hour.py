@@ -128,6 +128,21 @@ def test_typos_get_a_suggestion_and_ours_are_warnings(write_config, capsys):
     assert "unknown option(s) 'allowPrivateNetwrok' (did you mean 'allowPrivateNetwork'?)" in out
 
 
+def test_a_refusal_names_the_misspelt_option_the_user_thinks_is_set(write_config, capsys):
+    """The loopback refusal says to set allowPrivateNetwork; when the file has a misspelling
+    of it (ignored, with a warning only pi-web config shows), the refusal names that too."""
+    write_config(
+        {"providers": [{"name": "local", "type": "direct", "options": {"allowPrivateNetwrok": True}}]}
+    )
+    assert main(["fetch", "http://127.0.0.1:9/page"]) == 1
+    out = capsys.readouterr().out
+    assert 'set "allowPrivateNetwork": true in the local provider\'s options' in out
+    assert (
+        "(providers[0] (local).options has 'allowPrivateNetwrok', which is ignored: did you mean "
+        "'allowPrivateNetwork'?)" in out
+    )
+
+
 def test_warnings_still_show_when_the_file_also_has_an_error(write_config, capsys):
     write_config({"defaultProvidr": "x", "providers": [{"name": "a", "type": "nope"}]})
     assert main(["config"]) == 1

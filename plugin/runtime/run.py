@@ -211,11 +211,26 @@ def _allow_hint(selection: Any) -> str:
     from ..api.netguard import allow_hint
 
     if selection.config.shape == "shared":  # implicit providers: options by type
-        return (
+        hint = (
             f'set "providerOptions": {{"{selection.entry.type}": {{"allowPrivateNetwork": '
             "true}} in the config to allow it"
         )
-    return allow_hint(selection.entry.name)
+    else:
+        hint = allow_hint(selection.entry.name)
+    # The user may believe it set already: a misspelt key was ignored (a warning said so).
+    for warning in selection.config.warnings:
+        typo = _MISSPELT_ALLOW.search(warning)
+        if typo:
+            return (
+                f"{hint} ({typo.group(1)} has {typo.group(2)}, which is ignored: did you mean "
+                "'allowPrivateNetwork'?)"
+            )
+    return hint
+
+
+_MISSPELT_ALLOW = re.compile(
+    r"^(.*?): unknown option\(s\) (?:.*, )?('[^']+') \(did you mean 'allowPrivateNetwork'\?\)"
+)
 
 
 def _host_problem(url: str, selection: Any, deadline: float) -> str | None:
