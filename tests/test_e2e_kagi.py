@@ -275,3 +275,13 @@ def test_the_https_only_hint_names_the_users_own_fetcher(kagi, write_config):
         error
         == 'Kagi Extract reads https URLs only; fetch it with another fetcher: pass provider "local"'
     )
+
+
+def test_the_https_only_hint_in_pi_web_fetch_is_the_option_to_pass(kagi, write_config):
+    """On the command line the same hint is the --provider option, not a tool argument."""
+    config = kagi_config(kagi.base_url)
+    config["providers"].append({"name": "local", "type": "direct"})
+    write_config(config)
+    proc = _run("fetch", "http://plain.example/x", "--provider", "kagi")
+    assert "fetch it with another fetcher: pass --provider local" in proc.stdout
+    assert 'pass provider "local"' not in proc.stdout

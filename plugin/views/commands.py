@@ -86,7 +86,7 @@ _NEXT_CALL = re.compile(r"Next: web_fetch (\{.*?\})\]$", re.M)
 
 def _as_command_lines(text: str) -> str:
     """The model's continuation lines (``Next: web_fetch {...}``) as the ``pi-web fetch``
-    command that reads on."""
+    command that reads on, and "pass provider "x"" as ``--provider x``."""
     import json
     import shlex
 
@@ -104,7 +104,15 @@ def _as_command_lines(text: str) -> str:
             words += ["--provider", str(call["provider"])]
         return f"Next: {shlex.join(words)}]"
 
-    return _NEXT_CALL.sub(command, text)
+    text = _NEXT_CALL.sub(command, text)
+    # "pass provider "local"" (a tool argument) is the --provider option on the command line.
+    return _PASS_PROVIDER.sub(
+        lambda m: "pass " + " or ".join(f"--provider {n}" for n in re.findall(r'"([^"]+)"', m[1])),
+        text,
+    )
+
+
+_PASS_PROVIDER = re.compile(r'pass provider ((?:"[^"]+"(?: or )?)+)')
 
 
 def _summarize_arguments(parser: argparse.ArgumentParser) -> None:
