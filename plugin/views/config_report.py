@@ -66,19 +66,32 @@ def _coverage(config, types, env_provider) -> list[str]:
     return lines
 
 
+def _default_fetcher(config: Any) -> str | None:
+    """The provider a web_fetch call without ``provider`` starts with, or ``None``."""
+    from ..api.errors import ConfigError
+    from ..runtime.registry import resolve_provider
+
+    try:
+        return resolve_provider("fetch", config=config).entry.name
+    except ConfigError:
+        return None
+
+
 def _ladder_line(config: Any, types: dict) -> str:
     """What ``fetchLadder`` makes of this config, in one line."""
     if config.fetch_ladder is False:
         return "Fetch ladder: off (fetchLadder: false)"
+    first = _default_fetcher(config)
     if config.fetch_ladder is True:
         names = [p.name for p in config.providers if types[p.type].serves_by_default("fetch")]
         how = "the other fetchers that serve by default"
     else:
         names = list(config.fetch_ladder)
         how = "fetchLadder"
-    listed = ", ".join(names) or "none configured"
+    listed = ", ".join(name for name in names if name != first) or "none configured"
+    after = f"after {first}, " if first else ""
     return (
-        f"Fetch ladder: on ({how}: {listed}); a page refused to bots or needing JavaScript is "
+        f"Fetch ladder: on ({after}{how}: {listed}); a page refused to bots or needing JavaScript is "
         "tried there, never a URL with credentials, nor a private host unless that provider "
         "allows private networks"
     )

@@ -367,7 +367,8 @@ def test_pi_web_config_says_what_the_ladder_does(exa, tavily, write_config):
     write_config(ladder_config(exa, tavily))
     report, _ = config_report()
     assert (
-        "Fetch ladder: on (the other fetchers that serve by default: direct, exa, tavily)" in report
+        "Fetch ladder: on (after direct, the other fetchers that serve by default: exa, tavily)"
+        in report
     )
     write_config(ladder_config(exa, tavily, fetchLadder=False))
     report, _ = config_report()
