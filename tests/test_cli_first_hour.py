@@ -334,3 +334,15 @@ def test_pi_web_cache_gives_every_size_in_one_unit(httpserver, write_config, cap
     assert len(sizes) == 2
     for size in sizes:
         assert re.fullmatch(r"Size: \d+\.\d MB of at most \d+(\.\d+)? MB", size), size
+
+
+def test_with_no_file_the_refusal_says_what_to_add_to_which_file(tmp_path, monkeypatch, capsys):
+    """No config at all: the built-in direct fetcher has no entry to set an option in, so the
+    refusal gives the entry to add and the file it goes in."""
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path))
+    assert main(["fetch", "http://127.0.0.1:9/page"]) == 1
+    out = capsys.readouterr().out
+    assert (
+        'add {"name": "direct", "type": "direct", "options": {"allowPrivateNetwork": true}} to '
+        f'the "providers" list of {tmp_path / "web-search.json"} to allow it'
+    ) in out

@@ -215,6 +215,13 @@ def _allow_hint(selection: Any) -> str:
             f'set "providerOptions": {{"{selection.entry.type}": {{"allowPrivateNetwork": '
             "true}} in the config to allow it"
         )
+    elif selection.config.get(selection.entry.name) is None:  # the built-in fallback, no entry
+        entry = selection.entry
+        hint = (
+            f'add {{"name": "{entry.name}", "type": "{entry.type}", "options": '
+            f'{{"allowPrivateNetwork": true}}}} to the "providers" list of '
+            f"{selection.config.path} to allow it"
+        )
     else:
         hint = allow_hint(selection.entry.name)
     # The user may believe it set already: a misspelt key was ignored (a warning said so).
