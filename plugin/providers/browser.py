@@ -346,7 +346,7 @@ class BrowserProvider:
         deadline = time.monotonic() + self.timeout
         cancel = getattr(ctx, "cancel", None)
         engine = _get_engine()
-        future = engine.run(self._render_all(engine, urls, deadline))
+        future = engine.run(self._render_all(engine, urls, deadline, cancel))
         while True:
             try:
                 rendered = future.result(0.05)
@@ -365,22 +365,22 @@ class BrowserProvider:
                 return FetchResponse(
                     pages=tuple(FetchedPage(url=url, ok=False, error=message) for url in urls)
                 )
-        return FetchResponse(
-            pages=tuple(
-                self._page(url, found, deadline, cancel) for url, found in zip(urls, rendered)
-            )
-        )
+        return FetchResponse(pages=tuple(rendered))
 
     # -- in the engine's loop --------------------------------------------------------------
 
-    async def _render_all(self, engine: _Engine, urls: list[str], deadline: float) -> list[dict]:
+    async def _render_all(
+        self, engine: _Engine, urls: list[str], deadline: float, cancel: Any
+    ) -> list[FetchedPage]:
+        """Every URL rendered (at most ``maxPages`` at once) and read into a page, each read
+        through the page pipeline as soon as it is rendered, while the others still render."""
         import asyncio
 
         try:
             browser = await engine.ensure_browser(find_browser(self.options.executable_path))
         except Exception as exc:  # noqa: BLE001 - a browser that will not start
             message = f"the browser did not start ({_one_line(exc)})"
-            return [{"error": message} for _ in urls]
+            return [FetchedPage(url=url, ok=False, error=message) for url in urls]
         context = await browser.new_context(
             service_workers="block",
             accept_downloads=False,
@@ -397,9 +397,12 @@ class BrowserProvider:
             await context.route_web_socket("**/*", self._socket)
             limit = asyncio.Semaphore(self.options.max_pages)
 
-            async def one(url: str) -> dict:
+            async def one(url: str) -> FetchedPage:
                 async with limit:
-                    return await self._render(context, url, deadline, redirects)
+                    found = await self._render(context, url, deadline, redirects)
+                return await asyncio.get_running_loop().run_in_executor(
+                    engine.network, self._page, url, found, deadline, cancel
+                )
 
             found = await asyncio.gather(*(one(url) for url in urls))
             if self.options.keep_storage:
