@@ -9,12 +9,13 @@ of the WCXB data, split by site; see docs/benchmarks.md):
     extraction profile (_profile);
  2. trafilatura (default mode) on the parsed tree -> internal XML body; comments are kept
     only for forum-like pages (they are the posts there; elsewhere they cost precision);
- 3. for page types where the data showed it pays (forum, listing, collection, service, other), compare with
-    resiliparse's main-content text and take it when it contains most of trafilatura's words
-    (trafilatura often keeps only the first post / first item);
- 3b. forum pages: replace by the message bodies of the repeated post containers (_forum_posts);
-     listing/other/service pages (not collections: it cost them on validation): append item cards from the largest repeated-sibling groups
-     that the text misses (_card_additions);
+ 3. for page types where the data showed it pays (forum, listing, service, other,
+    documentation), compare with resiliparse's main-content text and take it when it contains
+    most of trafilatura's words (trafilatura often keeps only the first post / first item);
+ 3b. forum pages: the posts their markup names (_marked_posts), else the message bodies of
+     the repeated post containers (_forum_posts); listing/other/service pages (not
+     collections: it cost them on validation): append item cards from the largest
+     repeated-sibling groups that the text misses (_card_additions);
  4. render trafilatura's XML as Markdown-ish text: headings, lists, code fences, tables,
     block quotes; no inline link markup, no emphasis markers; links collected separately;
  5. if nearly nothing was found, fall back to whole-page text and set fallback=True.
@@ -443,7 +444,6 @@ RESILI_RULES = {
         1.3,
     ),  # 3rd: min length ratio (resiliparse adding < 30% more is mostly boilerplate)
     "documentation": (0.95, 1000.0),
-    "collection": (0.7, 1000.0),
 }
 
 
