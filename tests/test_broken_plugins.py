@@ -70,14 +70,20 @@ def plugins(tmp_path) -> Path:
         ("raising_hook-0.3.0", "raising_hook", "raising"),
         ("kagi_clone-2.0.0", "kagi_clone", "clone"),
     ):
-        info = root / f"{dist}.dist-info"
-        info.mkdir()
-        project, version = dist.rsplit("-", 1)
-        (info / "METADATA").write_text(
-            f"Metadata-Version: 2.1\nName: {project.replace('_', '-')}\nVersion: {version}\n"
-        )
-        (info / "entry_points.txt").write_text(f"[pi_web_tools.providers]\n{name} = {module}\n")
+        _declare(root, dist, "pi_web_tools.providers", name, module)
     return root
+
+
+def _declare(root: Path, dist: str, group: str, name: str, module: str) -> None:
+    """An installed-looking distribution *dist* (``project-version``) in *root* whose entry
+    point *name* of *group* is *module*."""
+    info = root / f"{dist}.dist-info"
+    info.mkdir()
+    project, version = dist.rsplit("-", 1)
+    (info / "METADATA").write_text(
+        f"Metadata-Version: 2.1\nName: {project.replace('_', '-')}\nVersion: {version}\n"
+    )
+    (info / "entry_points.txt").write_text(f"[{group}]\n{name} = {module}\n")
 
 
 def _pi_web(plugins: Path, *args: str) -> subprocess.CompletedProcess:
@@ -189,17 +195,8 @@ def host_plugins(plugins) -> Path:
             """
         )
     )
-    for dist, module, name in (
-        ("bad_host-0.4.0", "bad_host", "badhost"),
-        ("bad_hook-0.5.0", "bad_hook", "badhook"),
-    ):
-        info = plugins / f"{dist}.dist-info"
-        info.mkdir()
-        project, version = dist.rsplit("-", 1)
-        (info / "METADATA").write_text(
-            f"Metadata-Version: 2.1\nName: {project.replace('_', '-')}\nVersion: {version}\n"
-        )
-        (info / "entry_points.txt").write_text(f"[pi.plugins]\n{name} = {module}\n")
+    _declare(plugins, "bad_host-0.4.0", "pi.plugins", "badhost", "bad_host")
+    _declare(plugins, "bad_hook-0.5.0", "pi.plugins", "badhook", "bad_hook")
     return plugins
 
 
