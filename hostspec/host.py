@@ -21,6 +21,7 @@ __all__ = [
     "Host",
     "SkippedPlugin",
     "UnknownToolError",
+    "distribution_of",
     "get_plugin_manager",
     "skipped_plugins",
 ]
@@ -66,24 +67,37 @@ def get_plugin_manager(
 
 @attrs.frozen(kw_only=True)
 class SkippedPlugin:
-    """A ``pi.plugins`` entry point that could not be loaded: its name, distribution, the cause
-    in one line; ``str()`` says what to do."""
+    """An entry-point plugin that was skipped: its name, distribution (``name version``), the
+    cause in one line; ``str()`` says what to do. *kind* and *group* name the kind of plugin
+    and its entry-point group (a host plugin of ``pi.plugins`` by default)."""
 
     entry_point: str
     distribution: str
     cause: str
+    kind: str = "plugin"
+    group: str = hookspecs.ENTRY_POINT_GROUP
 
     def __str__(self) -> str:
-        name = self.distribution.split()[0]
         remedy = (
-            f"fix it, or remove it: pip uninstall {name}"
-            if name != "unknown"
-            else f"remove the package that declares the {hookspecs.ENTRY_POINT_GROUP} entry point"
+            f"fix it, or remove it: pip uninstall {self.distribution.split()[0]}"
+            if self.distribution != UNKNOWN_DISTRIBUTION
+            else f"remove the package that declares the {self.group} entry point"
         )
         return (
-            f"plugin {self.entry_point!r} ({self.distribution}) was skipped: {self.cause}; "
+            f"{self.kind} {self.entry_point!r} ({self.distribution}) was skipped: {self.cause}; "
             f"{remedy}"
         )
+
+
+UNKNOWN_DISTRIBUTION = "unknown distribution"
+
+
+def distribution_of(point: Any) -> str:
+    """The distribution that declares entry point *point*: ``name version``."""
+    dist = getattr(point, "dist", None)
+    if dist is None:
+        return UNKNOWN_DISTRIBUTION
+    return f"{dist.metadata['Name']} {dist.version}"
 
 
 def skipped_plugins(pm: pluggy.PluginManager) -> tuple[SkippedPlugin, ...]:
@@ -101,15 +115,13 @@ def _load_entry_points(pm: pluggy.PluginManager) -> list[SkippedPlugin]:
     for point in entry_points(group=hookspecs.ENTRY_POINT_GROUP):
         if pm.has_plugin(point.name) or pm.is_blocked(point.name):
             continue
-        dist = getattr(point, "dist", None)
-        where = f"{dist.metadata['Name']} {dist.version}" if dist is not None else "unknown"
         try:
             pm.register(point.load(), name=point.name)
         except Exception as exc:  # noqa: BLE001 - a broken plugin must not break the host
             skipped.append(
                 SkippedPlugin(
                     entry_point=point.name,
-                    distribution=where,
+                    distribution=distribution_of(point),
                     cause=f"{type(exc).__name__}: {_one_line(exc)}",
                 )
             )

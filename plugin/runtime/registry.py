@@ -13,6 +13,7 @@ from typing import Any
 
 import pluggy
 from attrs import evolve, frozen
+from pi_hostspec.host import UNKNOWN_DISTRIBUTION, SkippedPlugin, distribution_of
 
 from ..api import hookspecs, redaction
 from ..api.errors import ConfigError, ProviderError
@@ -44,41 +45,25 @@ __all__ = [
 _TOOL_WORDS = {"search": "web search", "fetch": "web fetch", "summarize": "summarize"}
 
 
-@frozen(kw_only=True)
-class PluginProblem:
+def _problem(entry_point: str, distribution: str, cause: str) -> SkippedPlugin:
     """A provider plugin that registers nothing: its entry point, distribution, the cause in
-    one line, and what to do."""
-
-    entry_point: str
-    distribution: str
-    cause: str
-
-    def __str__(self) -> str:
-        remedy = (
-            f"fix it, or remove it: pip uninstall {self.distribution.split()[0]}"
-            if self.distribution != "unknown distribution"
-            else f"remove the package that declares the {hookspecs.ENTRY_POINT_GROUP} entry point"
-        )
-        return (
-            f"provider plugin {self.entry_point!r} ({self.distribution}) was skipped: "
-            f"{self.cause}; {remedy}"
-        )
+    one line, and (``str()``) what to do."""
+    return SkippedPlugin(
+        entry_point=entry_point,
+        distribution=distribution,
+        cause=cause,
+        kind="provider plugin",
+        group=hookspecs.ENTRY_POINT_GROUP,
+    )
 
 
-_problems: list[PluginProblem] = []
+_problems: list[SkippedPlugin] = []
 
 
-def plugin_problems() -> tuple[PluginProblem, ...]:
+def plugin_problems() -> tuple[SkippedPlugin, ...]:
     """The provider plugins skipped when the types were loaded (never raises)."""
     provider_types_safely()
     return tuple(_problems)
-
-
-def _distribution(point: Any) -> str:
-    dist = getattr(point, "dist", None)
-    if dist is None:
-        return "unknown distribution"
-    return f"{dist.metadata['Name']} {dist.version}"
 
 
 def _one_line(exc: BaseException) -> str:
@@ -121,21 +106,11 @@ def get_provider_manager(
             try:
                 plugin = point.load()
             except Exception as exc:  # noqa: BLE001 - a broken plugin must not break the tools
-                problems.append(
-                    PluginProblem(
-                        entry_point=point.name,
-                        distribution=_distribution(point),
-                        cause=_one_line(exc),
-                    )
-                )
+                problems.append(_problem(point.name, distribution_of(point), _one_line(exc)))
                 continue
             misplaced = _misplaced_hook(plugin)
             if misplaced is not None:
-                problems.append(
-                    PluginProblem(
-                        entry_point=point.name, distribution=_distribution(point), cause=misplaced
-                    )
-                )
+                problems.append(_problem(point.name, distribution_of(point), misplaced))
                 continue
             pm.register(plugin, name=point.name)
     for plugin in plugins:
@@ -147,13 +122,13 @@ def get_provider_manager(
 
 
 def _plugin_distribution(plugin_name: str) -> str:
-    """The distribution that declares the entry point *plugin_name*, as PluginProblem shows it."""
+    """The distribution that declares the provider entry point *plugin_name*."""
     from importlib.metadata import entry_points
 
     for point in entry_points(group=hookspecs.ENTRY_POINT_GROUP):
         if point.name == plugin_name:
-            return _distribution(point)
-    return "unknown distribution"
+            return distribution_of(point)
+    return UNKNOWN_DISTRIBUTION
 
 
 _BUILT_IN = __name__.split(".")[0] + ".providers."
@@ -208,13 +183,7 @@ def collect_provider_types(
                 if isinstance(exc, _Refused)
                 else f"its register_provider_types failed: {_one_line(exc)}"
             )
-            _problems.append(
-                PluginProblem(
-                    entry_point=plugin_name,
-                    distribution=_plugin_distribution(plugin_name),
-                    cause=cause,
-                )
-            )
+            _problems.append(_problem(plugin_name, _plugin_distribution(plugin_name), cause))
             continue
         found.update(mine)
     ordered = sorted(found.values(), key=lambda t: (t.precedence, t.name))
