@@ -143,6 +143,25 @@ def test_a_refusal_names_the_misspelt_option_the_user_thinks_is_set(write_config
     )
 
 
+def test_a_provider_option_written_at_the_top_level_is_a_warning_that_says_where_it_goes(
+    write_config, capsys
+):
+    write_config(
+        {
+            "defaultSearchLimt": 5,
+            "otherExtensionKey": 1,
+            "providers": [{"name": "d", "type": "direct"}],
+        }
+    )
+    assert main(["config"]) == 0
+    out = capsys.readouterr().out
+    assert (
+        "Warning: top-level key 'defaultSearchLimt' is ignored: it looks like the provider option "
+        "'defaultSearchLimit', which goes in a provider's \"options\"" in out
+    )
+    assert "Note: top-level key(s) 'otherExtensionKey' are not pi-web-tools settings" in out
+
+
 def test_warnings_still_show_when_the_file_also_has_an_error(write_config, capsys):
     write_config({"defaultProvidr": "x", "providers": [{"name": "a", "type": "nope"}]})
     assert main(["config"]) == 1

@@ -174,6 +174,16 @@ def example_config(provider_type: str = "kagi", *, needs_key: bool = True) -> st
     return json.dumps(body, indent=2)
 
 
+def _option_names(types: Mapping[str, ProviderType]) -> list[str]:
+    """Every option name (as the file spells it) of the registered provider types."""
+    names: set[str] = set()
+    for provider_type in types.values():
+        if provider_type.options_class is not None:
+            attrs.resolve_types(provider_type.options_class)
+            names.update(option_key(f) for f in options_fields(provider_type.options_class))
+    return sorted(names)
+
+
 def unknown_keys(what: str, keys: list[str], known: Any) -> str:
     """``<what> 'x', 'y' ignored``, with ``(did you mean 'z'?)`` after a key close to a known
     one, and the known ones listed."""
@@ -443,6 +453,19 @@ def parse_config(text: str, path: Path, types: Mapping[str, ProviderType]) -> Co
     if typos:  # a misspelt setting of ours: it would silently do nothing
         warnings.append(unknown_keys("top-level key(s)", typos, ours))
     others = [key for key in foreign if key not in typos]
+    options = _option_names(types)
+    misplaced = {
+        key: close[0]
+        for key in others
+        if key not in OTHER_EXTENSIONS_KEYS
+        and (close := difflib.get_close_matches(key, options, n=1, cutoff=0.8))
+    }
+    for key, option in misplaced.items():  # a provider option written at the top level
+        warnings.append(
+            f"top-level key {key!r} is ignored: it looks like the provider option {option!r}, "
+            'which goes in a provider\'s "options"'
+        )
+    others = [key for key in others if key not in misplaced]
     if others:
         notes.append(
             f"top-level key(s) {', '.join(map(repr, others))} are not pi-web-tools settings "
