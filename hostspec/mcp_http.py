@@ -177,9 +177,7 @@ def security_settings(options: HttpOptions, port: int) -> Any:
         # are accepted (DNS rebinding arrives under an attacker's name, never these).
         # 0.0.0.0 listens on IPv4 only: its IPv6 addresses would be listed and never reached.
         hosts += [
-            f"{name}:{port}"
-            for name in own_names()
-            if bound == "[::]" or not name.startswith("[")
+            f"{name}:{port}" for name in own_names() if bound == "[::]" or not name.startswith("[")
         ]
     for name in options.allow_hosts:
         if _has_port(name):

@@ -140,8 +140,7 @@ def test_pi_web_config_names_each_skipped_plugin_and_how_to_remove_it(plugins, w
     assert (
         "Warning: provider plugin 'raising' (raising-hook 0.3.0) was skipped: its "
         "register_provider_types failed: TypeError: ProviderType.__init__() got an unexpected "
-        "keyword argument 'colour'; fix it, or remove it: pip uninstall raising-hook"
-        in proc.stdout
+        "keyword argument 'colour'; fix it, or remove it: pip uninstall raising-hook" in proc.stdout
     )
     assert (
         "Warning: provider plugin 'clone' (kagi-clone 2.0.0) was skipped: provider type 'kagi' "
@@ -205,7 +204,11 @@ def test_a_broken_host_plugin_is_named_on_stderr_and_the_tools_keep_working(
 ):
     url = serve(httpserver, {"/a.txt": (200, "text/plain", "fetched anyway")}) + "/a.txt"
     write_config(
-        {"providers": [{"name": "local", "type": "direct", "options": {"allowPrivateNetwork": True}}]}
+        {
+            "providers": [
+                {"name": "local", "type": "direct", "options": {"allowPrivateNetwork": True}}
+            ]
+        }
     )
     listed = _pi_web(host_plugins, "tools")
     fetched = _pi_web(host_plugins, "fetch", url)

@@ -132,7 +132,11 @@ def test_a_refusal_names_the_misspelt_option_the_user_thinks_is_set(write_config
     """The loopback refusal says to set allowPrivateNetwork; when the file has a misspelling
     of it (ignored, with a warning only pi-web config shows), the refusal names that too."""
     write_config(
-        {"providers": [{"name": "local", "type": "direct", "options": {"allowPrivateNetwrok": True}}]}
+        {
+            "providers": [
+                {"name": "local", "type": "direct", "options": {"allowPrivateNetwrok": True}}
+            ]
+        }
     )
     assert main(["fetch", "http://127.0.0.1:9/page"]) == 1
     out = capsys.readouterr().out
@@ -191,7 +195,9 @@ def test_the_other_extensions_file_is_named_after_the_seed_sentence(
     assert f"Note: {folder / 'web-search.json'} exists (where the pi-web-access" in out
     assert "cp " in out and "ln -s " in out
     assert main(["config"]) == 0
-    assert f"{folder / 'web-search.json'} exists (where the pi-web-access" in capsys.readouterr().out
+    assert (
+        f"{folder / 'web-search.json'} exists (where the pi-web-access" in capsys.readouterr().out
+    )
     from pi_web_tools.runtime.config import config_path
 
     config_path().write_text('{"providers": [{"name": "local", "type": "direct"}]}')

@@ -121,10 +121,16 @@ def test_the_page_type_stage_reads_the_html_when_the_url_says_nothing(head, expe
     "url, cards_tried",
     [("https://example.org/news", True), ("https://example.org/collections/desks", False)],
 )
-def test_item_cards_are_looked_for_on_listings_but_not_on_collections(monkeypatch, url, cards_tried):
+def test_item_cards_are_looked_for_on_listings_but_not_on_collections(
+    monkeypatch, url, cards_tried
+):
     tried = []
     monkeypatch.setattr(extraction, "_card_additions", lambda *args: tried.append(url) or [])
-    html = "<html><body><main><h1>Desks</h1><p>" + "Desks for every room. " * 20 + "</p></main></body></html>"
+    html = (
+        "<html><body><main><h1>Desks</h1><p>"
+        + "Desks for every room. " * 20
+        + "</p></main></body></html>"
+    )
     extraction.extract(html, url)
     assert bool(tried) is cards_tried
 

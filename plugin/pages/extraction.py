@@ -804,5 +804,10 @@ def _extract(html, url):
             seen.add(u)
             uniq.append((t, u))
     return Extraction(
-        text=text, title=title, links=uniq, fallback=fallback, kind="+".join(kind), page_type=page_type
+        text=text,
+        title=title,
+        links=uniq,
+        fallback=fallback,
+        kind="+".join(kind),
+        page_type=page_type,
     )

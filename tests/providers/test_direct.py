@@ -12,9 +12,9 @@ from pi_web_tools.api.retry import RetryPolicy
 from pi_web_tools.api.types import FetchRequest, ProviderConfig
 from pi_web_tools.providers import direct
 from pi_web_tools.providers.direct import DirectOptions, DirectProvider
+from werkzeug.wrappers import Response
 
 from ..conftest import hits
-from werkzeug.wrappers import Response
 
 ARTICLE = """<!doctype html>
 <html><head><meta charset="utf-8"><title>Test Article &amp; More</title>
