@@ -13,9 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from .server import Reply
-
-pytestmark = pytest.mark.slow
+from tests.support.fault_server import Reply
 
 PI_WEB = str(Path(sys.executable).parent / "pi-web")
 
