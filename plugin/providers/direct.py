@@ -20,6 +20,14 @@ from attrs import frozen
 from pi_hostspec.truncate import format_size
 
 from ..api import retry as retry_module
+from ..api._netguard import (
+    RefusedAddress,
+    allow_hint,
+    guarded_adapter,
+    host_refusal,
+    is_proxied,
+    request_target,
+)
 from ..api.hookspecs import hookimpl
 from ..api.http_client import (
     LazySession,
@@ -30,13 +38,6 @@ from ..api.http_client import (
     run_interruptible,
     send,
     socket_timeouts,
-)
-from ..api._netguard import (
-    RefusedAddress,
-    guarded_adapter,
-    host_refusal,
-    is_proxied,
-    request_target,
 )
 from ..api.retry import Retryable, RetryPolicy, with_retries
 from ..api.types import (
@@ -129,7 +130,7 @@ class DirectProvider:
         adapter = (
             requests.adapters.HTTPAdapter(**options)
             if self.options.allow_private_network
-            else guarded_adapter(**options)
+            else guarded_adapter(hint=allow_hint(self.name), **options)
         )
         return new_session(headers={"Accept": ACCEPT}, adapter=adapter, keep_cookies=False)
 
@@ -201,7 +202,7 @@ class DirectProvider:
             return "invalid URL (bad host or port)"
         if self.options.allow_private_network:
             return None
-        return host_refusal(host, port, proxied=is_proxied(url))
+        return host_refusal(host, port, proxied=is_proxied(url), hint=allow_hint(self.name))
 
     def _fetch_one(self, url: str, request: FetchRequest, ctx: Any, deadline: float) -> FetchedPage:
         cancel = getattr(ctx, "cancel", None)
