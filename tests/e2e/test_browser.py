@@ -344,7 +344,8 @@ def test_a_redirect_to_a_private_address_is_not_followed(recorders, monkeypatch)
         provider = BrowserProvider("chrome", BrowserOptions())
         went = provider.fetch(FetchRequest(urls=("http://shell.example/go",)), None).pages[0]
         assert not went.ok
-        assert went.error.startswith("refused: the page's host is private")
+        assert went.error.startswith("refused: 127.0.0.1 is a loopback address; "), went.error
+        assert 'in the chrome provider' in went.error
         page = provider.fetch(FetchRequest(urls=("http://shell.example/page",)), None).pages[0]
         assert page.ok, page.error
         time.sleep(0.5)

@@ -118,9 +118,12 @@ def test_the_browser_runs_in_its_sandbox_where_it_can(
     chromium = _FakeChromium(refuse)
     engine = browser._Engine.__new__(browser._Engine)
     engine.playwright = SimpleNamespace(chromium=chromium)
-    engine.browser = None
-    engine.executable = None
+    engine.browsers = {}
+    engine.launches = 0
+    engine.starting = None
+    engine.memory = None
+    engine.network = None  # the loop's default executor
     engine.nowhere = SimpleNamespace(getsockname=lambda: ("127.0.0.1", 9))
-    asyncio.run(engine.ensure_browser("/usr/bin/chromium"))
+    launched = asyncio.run(engine.browser("/usr/bin/chromium"))
     assert chromium.launches == launches
-    assert engine.sandboxed is sandboxed
+    assert launched.sandboxed is sandboxed
