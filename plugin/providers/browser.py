@@ -231,7 +231,7 @@ def launch_problem(exc: BaseException, executable: str) -> str:
         return (
             f"the browser did not start: this process may use at most {limit / 2**30:.1f} GB "
             "of address space (ulimit -v), and Chromium reserves far more address space than "
-            "it uses (it needs about 64 GB of it to start); run the agent without that limit "
+            "it uses (it needs about 56 GB of it to start); run the agent without that limit "
             "(ulimit -v unlimited)"
         )
     fatal = next(
@@ -368,7 +368,7 @@ class _MemoryWatch:
     def __init__(self, engine: _Engine):
         self.engine = engine
         self.busy = threading.Event()
-        self.killed: set[int] = set()
+        #: The most resident memory seen in one renderer (for measurements).
         self.peak = 0
         threading.Thread(target=self._run, name="pi-web-browser-memory", daemon=True).start()
 
@@ -386,8 +386,7 @@ class _MemoryWatch:
                     except (OSError, ValueError, IndexError):
                         continue
                     self.peak = max(self.peak, used)
-                    if used > RENDERER_MEMORY_BYTES and pid not in self.killed:
-                        self.killed.add(pid)
+                    if used > RENDERER_MEMORY_BYTES:
                         try:
                             os.kill(pid, signal.SIGKILL)
                         except OSError:
@@ -414,6 +413,7 @@ class _Engine:
         self.network = ThreadPoolExecutor(max_workers=16, thread_name_prefix="browser-net")
         self.storage: dict[str, Any] = {}
         self.calls = 0
+        self.counting = threading.Lock()
         self.memory = _MemoryWatch(self) if sys.platform.startswith("linux") else None
         # The browser's own proxy: a loopback port this process holds without listening, so
         # every connection the browser would open outside a call's context is refused at once.
@@ -425,14 +425,17 @@ class _Engine:
         return asyncio.run_coroutine_threadsafe(coroutine, self.loop)
 
     def call_started(self) -> None:
-        self.calls += 1
-        if self.memory is not None:
-            self.memory.busy.set()
+        """A call renders now: the memory watch looks while any does."""
+        with self.counting:
+            self.calls += 1
+            if self.memory is not None:
+                self.memory.busy.set()
 
     def call_ended(self) -> None:
-        self.calls -= 1
-        if self.calls <= 0 and self.memory is not None:
-            self.memory.busy.clear()
+        with self.counting:
+            self.calls -= 1
+            if self.calls <= 0 and self.memory is not None:
+                self.memory.busy.clear()
 
     async def browser(self, executable: str) -> _Browser:
         """The running browser for *executable*, started if there is none or it has died (a
@@ -707,7 +710,20 @@ class BrowserProvider:
                     url, wait_until="domcontentloaded", timeout=remaining * 1000
                 )
             except Exception as exc:  # noqa: BLE001 - navigation errors are the page's
-                return {"error": await self._failure(exc, browser, target, proxy, watch)}
+                if "ERR_ABORTED" not in str(exc) or watch.crashed:
+                    return {"error": await self._failure(exc, browser, target, proxy, watch)}
+                # The page sent itself elsewhere before its document was in (a script's
+                # location change): the page is where that navigation ends.
+                try:
+                    await page.wait_for_load_state(
+                        "domcontentloaded",
+                        timeout=max(0.1, deadline - time.monotonic()) * 1000,
+                    )
+                except Exception as later:  # noqa: BLE001
+                    return {"error": await self._failure(later, browser, target, proxy, watch)}
+                response = watch.document
+            if page.url.startswith("chrome-error:"):  # the navigation failed
+                return {"error": self._navigation_failure(proxy, watch, None)}
             if response is None:
                 return {"error": "the browser loaded nothing"}
             hops, earlier = 0, response.request.redirected_from
@@ -725,7 +741,7 @@ class BrowserProvider:
             settle = min(self.options.settle_seconds, max(0.0, deadline - time.monotonic() - 0.5))
             await _settle(page, watch, settle)
             if "html" in found["content_type"] or not found["content_type"]:
-                found["html"], stopped = await _read_dom(page, session, deadline)
+                found["html"], stopped = await _read_dom(page, session, watch, deadline)
                 if stopped:
                     found["note"] = (
                         "The page's scripts were still running when it was read; they were stopped"
@@ -849,7 +865,8 @@ class BrowserProvider:
 
 class _PageWatch:
     """What a page did: the requests it has open (and when that last changed), whether its
-    renderer crashed, and its main frame's last failed navigation (URL, error)."""
+    renderer crashed, its main frame's last document response and last failed navigation
+    (URL, error)."""
 
     def __init__(self, page: Any) -> None:
         self.page = page
@@ -857,7 +874,9 @@ class _PageWatch:
         self.changed = time.monotonic()
         self.crashed = False
         self.failed_navigation: tuple[str, str | None] | None = None
+        self.document: Any = None
         page.on("request", self._started)
+        page.on("response", self._response)
         page.on("requestfinished", self._ended)
         page.on("requestfailed", self._failed)
         page.on("crash", self._crash)
@@ -869,6 +888,14 @@ class _PageWatch:
     def _ended(self, _request: Any) -> None:
         self.open = max(0, self.open - 1)
         self.changed = time.monotonic()
+
+    def _response(self, response: Any) -> None:
+        try:
+            request = response.request
+            if request.is_navigation_request() and request.frame == self.page.main_frame:
+                self.document = response
+        except Exception:  # noqa: BLE001 - a response of a frame that is gone
+            pass
 
     def _failed(self, request: Any) -> None:
         self._ended(request)
@@ -898,32 +925,62 @@ async def _settle(page: Any, watch: _PageWatch, seconds: float) -> None:
         await asyncio.sleep(0.03)
 
 
-async def _read_dom(page: Any, session: Any, deadline: float) -> tuple[str, bool]:
-    """The page's DOM as HTML, and whether its scripts had to be stopped for it: a page whose
-    scripts hold its thread (a loop) does not answer, so its running script is terminated
-    (``Runtime.terminateExecution``, as often as it takes) and the DOM read between two."""
-    wait = min(DOM_SECONDS, max(0.1, deadline - time.monotonic()))
-    reading = asyncio.ensure_future(page.content())
-    # Read or not, its outcome is taken here (never "exception was never retrieved").
-    reading.add_done_callback(lambda done: done.cancelled() or done.exception())
+async def _read_dom(
+    page: Any, session: Any, watch: _PageWatch, deadline: float
+) -> tuple[str, bool]:
+    """The page's DOM as HTML, and whether its scripts had to be stopped for it. A page whose
+    scripts hold its thread (a loop) does not answer: its running script is terminated
+    (``Runtime.terminateExecution``, as often as it takes) and the DOM read through the
+    protocol's DOM domain in between (no script world needed, which a termination can take
+    down with it)."""
+    reading = _taken(asyncio.ensure_future(page.content()))
     try:
-        return await asyncio.wait_for(asyncio.shield(reading), wait), False
+        return await asyncio.wait_for(
+            asyncio.shield(reading), min(DOM_SECONDS, max(0.1, deadline - time.monotonic()))
+        ), False
     except asyncio.TimeoutError:
+        reading.cancel()
         if session is None:
             raise
+    attempt: asyncio.Future | None = None
     while True:
-        try:
-            await asyncio.wait_for(session.send("Runtime.terminateExecution"), 1)
-        except asyncio.TimeoutError:
-            pass
         remaining = deadline - time.monotonic()
         if remaining <= 0:
-            reading.cancel()
+            if attempt is not None:
+                attempt.cancel()
             raise asyncio.TimeoutError
         try:
-            return await asyncio.wait_for(asyncio.shield(reading), min(0.5, remaining)), True
+            await asyncio.wait_for(session.send("Runtime.terminateExecution"), min(1, remaining))
         except asyncio.TimeoutError:
             continue
+        except Exception:  # noqa: BLE001 - one still in progress, or the page is gone
+            if watch.crashed:
+                raise
+        if attempt is None:  # one reading at a time, waited for across terminations
+            attempt = _taken(asyncio.ensure_future(_outer_html(session)))
+        try:
+            return await asyncio.wait_for(asyncio.shield(attempt), min(0.5, remaining)), True
+        except asyncio.TimeoutError:
+            pass
+        except Exception:
+            if watch.crashed:
+                raise
+            attempt = None
+            await asyncio.sleep(0.1)
+
+
+def _taken(task: asyncio.Future) -> asyncio.Future:
+    """*task*, whose outcome is taken whether or not anyone awaits it (never "exception was
+    never retrieved")."""
+    task.add_done_callback(lambda done: done.cancelled() or done.exception())
+    return task
+
+
+async def _outer_html(session: Any) -> str:
+    """The document's HTML, read through the DevTools protocol's DOM domain."""
+    root = await session.send("DOM.getDocument", {"depth": 0})
+    answer = await session.send("DOM.getOuterHTML", {"nodeId": root["root"]["nodeId"]})
+    return answer["outerHTML"]
 
 
 def _one_line(exc: BaseException) -> str:
