@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.support import SECRET
+from tests.support.browser_site import shell as _shell
 from tests.support.loopback import LoopbackServer
 
 pytestmark = [pytest.mark.browser]
@@ -36,19 +37,6 @@ def _missing() -> str | None:
 MISSING = _missing()
 if MISSING:
     pytestmark.append(pytest.mark.skip(reason=f"no browser here: {MISSING}"))
-
-
-def _shell(script_body: str, words: str = "drawn by JavaScript") -> bytes:
-    paragraph = (
-        f"<p>This text was {words} in the page. It has enough words to be the main content "
-        "of an article, which the extractor wants before it trusts the text.</p>"
-    )
-    return (
-        "<html><head><title>App</title></head><body><div id='root'></div><script>"
-        "document.getElementById('root').innerHTML = '<article><h1>Rendered</h1>"
-        f"{paragraph * 4}</article>';"
-        f"{script_body}</script></body></html>"
-    ).encode()
 
 
 class Recorder(LoopbackServer):
@@ -345,7 +333,7 @@ def test_a_redirect_to_a_private_address_is_not_followed(recorders, monkeypatch)
         went = provider.fetch(FetchRequest(urls=("http://shell.example/go",)), None).pages[0]
         assert not went.ok
         assert went.error.startswith("refused: 127.0.0.1 is a loopback address; "), went.error
-        assert 'in the chrome provider' in went.error
+        assert "in the chrome provider" in went.error
         page = provider.fetch(FetchRequest(urls=("http://shell.example/page",)), None).pages[0]
         assert page.ok, page.error
         time.sleep(0.5)
