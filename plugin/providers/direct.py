@@ -20,6 +20,13 @@ from attrs import frozen
 from pi_hostspec.truncate import format_size
 
 from ..api import retry as retry_module
+from ..api._netguard import (
+    RefusedAddress,
+    guarded_adapter,
+    host_refusal,
+    is_proxied,
+    request_target,
+)
 from ..api.hookspecs import hookimpl
 from ..api.http_client import (
     LazySession,
@@ -30,13 +37,6 @@ from ..api.http_client import (
     run_interruptible,
     send,
     socket_timeouts,
-)
-from ..api.netguard import (
-    RefusedAddress,
-    guarded_adapter,
-    host_refusal,
-    is_proxied,
-    request_target,
 )
 from ..api.retry import Retryable, RetryPolicy, with_retries
 from ..api.types import (

@@ -7,7 +7,7 @@ import socket
 import time
 
 import pytest
-from pi_web_tools.api import netguard
+from pi_web_tools.api import _netguard as netguard
 from pi_web_tools.api.retry import RetryPolicy
 from pi_web_tools.api.types import FetchRequest, ProviderConfig
 from pi_web_tools.providers import direct
