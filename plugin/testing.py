@@ -22,6 +22,7 @@ import typing
 from collections.abc import Iterator
 from typing import Any
 
+from .api.options import option_key, options_fields
 from .api.types import (
     FETCH,
     SEARCH,
@@ -32,8 +33,6 @@ from .api.types import (
     SearchRequest,
     SummarizeRequest,
     check_response,
-    option_key,
-    options_fields,
 )
 
 __all__ = ["call", "check_provider_type", "provider_types", "reset"]
@@ -114,7 +113,7 @@ def check_provider_type(
     """
     import attrs
 
-    from .runtime.config import structure_options
+    from .api.options import structure_options
 
     problems: list[str] = []
     if not isinstance(provider_type, ProviderType):
@@ -131,7 +130,8 @@ def check_provider_type(
     )
     if errors or warnings:  # the caller's sample options are wrong, not the type
         raise ValueError(
-            "the options given to check_provider_type are invalid: " + "; ".join(errors + warnings)
+            "the options given to check_provider_type are invalid: "
+            + "; ".join([*errors, *map(str, warnings)])
         )
     provider = None
     if built is not None:

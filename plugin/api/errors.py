@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-__all__ = ["ConfigError", "InputError", "ProviderError", "WebToolsError"]
+__all__ = [
+    "ConfigError",
+    "InputError",
+    "ProviderContractError",
+    "ProviderError",
+    "WebToolsError",
+]
 
 
 class WebToolsError(Exception):
@@ -47,3 +53,9 @@ class ProviderError(WebToolsError):
         if self.code is not None:
             facts["code"] = self.code
         return facts
+
+
+class ProviderContractError(ProviderError, TypeError):
+    """A provider returned something its capability does not (a plugin bug): the message names
+    the provider, what it returned and what was expected. A ``TypeError`` too, as the check
+    that raises it always was."""

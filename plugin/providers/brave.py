@@ -10,19 +10,19 @@ from typing import Any
 
 from attrs import frozen
 
-from ..api.hookspecs import hookimpl
-from ..api.http_client import HttpClient
-from ..api.types import (
+from ..api import (
     DATE_FILTERS,
     DOMAIN_FILTERS,
     ApiKey,
     ApiOptions,
+    HttpClient,
     ProviderType,
     Search,
     SearchHit,
     SearchRequest,
     SearchResponse,
     between,
+    hookimpl,
     one_line,
     one_of,
     option,

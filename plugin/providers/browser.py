@@ -35,16 +35,16 @@ from typing import Any
 
 import attrs
 
-from ..api.errors import ProviderError
-from ..api.hookspecs import hookimpl
-from ..api.types import (
+from ..api import (
     CommonOptions,
     Fetch,
     FetchedPage,
     FetchRequest,
     FetchResponse,
+    ProviderError,
     ProviderType,
     between,
+    hookimpl,
     option,
 )
 

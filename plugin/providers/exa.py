@@ -12,9 +12,7 @@ from typing import Any
 import attrs
 from attrs import frozen
 
-from ..api.hookspecs import hookimpl
-from ..api.http_client import HttpClient
-from ..api.types import (
+from ..api import (
     DATE_FILTERS,
     DOMAIN_FILTERS,
     ApiKey,
@@ -23,6 +21,7 @@ from ..api.types import (
     FetchedPage,
     FetchRequest,
     FetchResponse,
+    HttpClient,
     ProviderType,
     Search,
     SearchHit,
@@ -33,6 +32,7 @@ from ..api.types import (
     SummaryResponse,
     at_least,
     between,
+    hookimpl,
     list_field,
     number_field,
     one_line,

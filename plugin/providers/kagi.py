@@ -23,10 +23,7 @@ from urllib.parse import urlsplit
 
 from attrs import frozen
 
-from ..api.errors import ProviderError
-from ..api.hookspecs import hookimpl
-from ..api.http_client import HttpClient
-from ..api.types import (
+from ..api import (
     DATE_FILTERS,
     DOMAIN_FILTERS,
     ApiKey,
@@ -35,6 +32,8 @@ from ..api.types import (
     FetchedPage,
     FetchRequest,
     FetchResponse,
+    HttpClient,
+    ProviderError,
     ProviderType,
     Search,
     SearchHit,
@@ -44,6 +43,7 @@ from ..api.types import (
     SummarizeRequest,
     SummaryResponse,
     between,
+    hookimpl,
     list_field,
     one_of,
     option,

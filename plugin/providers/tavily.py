@@ -8,10 +8,7 @@ from typing import Any
 
 from attrs import frozen
 
-from ..api.errors import ProviderError
-from ..api.hookspecs import hookimpl
-from ..api.http_client import HttpClient
-from ..api.types import (
+from ..api import (
     DATE_FILTERS,
     DEFAULT_TEXT_MAX_CHARACTERS,
     DOMAIN_FILTERS,
@@ -21,6 +18,8 @@ from ..api.types import (
     FetchedPage,
     FetchRequest,
     FetchResponse,
+    HttpClient,
+    ProviderError,
     ProviderType,
     Search,
     SearchHit,
@@ -28,6 +27,7 @@ from ..api.types import (
     SearchResponse,
     at_least,
     between,
+    hookimpl,
     number_field,
     one_line,
     one_of,

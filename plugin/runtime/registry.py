@@ -17,15 +17,10 @@ from pi_hostspec.host import UNKNOWN_DISTRIBUTION, SkippedPlugin, distribution_o
 
 from ..api import hookspecs, redaction
 from ..api.errors import ConfigError, ProviderError
+from ..api.options import Kind
 from ..api.types import ProviderConfig, ProviderType, check_response
-from .config import (
-    Config,
-    config_path,
-    env_provider,
-    example_config,
-    load_config,
-    other_files_hint,
-)
+from .config import config_path, load_config, other_files_hint
+from .config_shapes import Config, InvalidConfig, env_provider, example_config
 
 __all__ = [
     "Selection",
@@ -160,7 +155,11 @@ def collect_provider_types(
         plugin_name = impl.plugin_name
         mine: dict[str, ProviderType] = {}
 
-        def register(provider_type: ProviderType, _plugin: str = plugin_name) -> None:
+        def register(
+            provider_type: ProviderType,
+            _plugin: str = plugin_name,
+            mine: dict[str, ProviderType] = mine,
+        ) -> None:
             if not isinstance(provider_type, ProviderType):
                 raise _Refused(
                     f"{_plugin} registered {type(provider_type).__name__}, not a ProviderType"
@@ -297,7 +296,7 @@ class Selection:
         """Run *capability* on the provider, check what it returns, and remove every known key
         from the answer and from a failure's message: the one place where provider text enters
         the product, before anything windows, budgets, caches, titles or logs it. A provider
-        that returns the wrong thing is a :class:`ProviderError` naming it."""
+        that returns the wrong thing is a :class:`ProviderContractError` naming it."""
         method = getattr(self.provider, capability, None)
         if not callable(method):
             raise ProviderError(
@@ -307,11 +306,7 @@ class Selection:
             )
         try:
             answer = check_response(self.entry.name, capability, method(request, ctx))
-        except TypeError as exc:
-            if "returned" not in str(exc):
-                raise
-            raise ProviderError(str(exc), provider=self.entry.name) from None
-        except ProviderError as exc:
+        except ProviderError as exc:  # a failure, or a contract breach (ProviderContractError)
             exc.message = redaction.redact_secrets(exc.message)
             exc.args = (exc.message,)
             raise
@@ -321,7 +316,7 @@ class Selection:
 def _ignored(exc: ConfigError) -> Config:
     """An empty config standing for an invalid file that a keyless fallback works without;
     ``ignored`` is the error in one line (without the example file)."""
-    text = str(exc).split("\nA minimal valid file looks like:")[0]
+    text = exc.problem if isinstance(exc, InvalidConfig) else str(exc)
     path = config_path()
     return Config(path=path, source="ignored", ignored=" ".join(text.split()))
 
@@ -374,7 +369,7 @@ def _file_lacks(capability: str, config: Config, types: dict[str, ProviderType])
     ]
     if config.shape == "shared":
         flat = [t.shared_file_key for t in keyed if t.shared_file_key]
-        if any("object" in note for note in config.notes):
+        if config.has_note(Kind.FOREIGN_PROVIDERS):
             lines.append(
                 '"providers" there is another pi extension\'s object, which pi-web-tools '
                 "leaves alone."
@@ -474,9 +469,9 @@ def resolve_provider(
 
     provider_type = types[chosen.type]
     if chosen.api_key is None and provider_type.needs_api_key:
-        withheld = [p for p in config.key_problems if p.startswith(f"providers ({chosen.name}):")]
-        if withheld:  # a key kept from a baseUrl others could have planted
-            raise ConfigError(f"Provider {chosen.name!r}: {withheld[0].split(': ', 1)[1]}.")
+        withheld = config.withheld_key(chosen.name)
+        if withheld is not None:  # a key kept from a baseUrl others could have planted
+            raise ConfigError(f"Provider {chosen.name!r}: {withheld.what}; {withheld.suggestion}.")
         if provider_type.env_key_implies_provider:
             raise _env_key_error(provider_type, capability, config, types)
         env = provider_type.api_key_env

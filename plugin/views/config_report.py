@@ -10,7 +10,7 @@ from ..api.defaults import TOOL_FOR as _TOOLS
 
 
 def _coverage(config, types, env_provider) -> list[str]:
-    from ..runtime.config import TOOL_DEFAULT_KEYS
+    from ..runtime.config_shapes import TOOL_DEFAULT_KEYS
 
     """One line per tool that no configured provider serves by default: a warning when the
     tool will fail, a note when a built-in fallback or an on-request provider is involved."""
@@ -100,9 +100,10 @@ def _ladder_line(config: Any, types: dict) -> str:
 def config_report() -> tuple[str, bool]:
     """The report's text and whether the config is usable."""
     from ..api.errors import ConfigError
+    from ..api.options import option_key, options_fields
     from ..api.redaction import redact_secrets
-    from ..api.types import option_key, options_fields
-    from ..runtime.config import config_path, env_provider, example_config, load_config
+    from ..runtime.config import config_path, load_config
+    from ..runtime.config_shapes import env_provider, example_config
     from ..runtime.registry import provider_types
 
     path = config_path()
