@@ -195,7 +195,11 @@ def test_missing_api_key_is_a_key_problem(write_config):
     """A missing apiKey (Exa) is reported as a key problem naming the entry."""
     config = load_config(write_config({"providers": [{"name": "e", "type": "exa"}]}))
     [problem] = config.key_problems
-    assert (problem.where, problem.what, problem.entry) == ("providers[0] (e).apiKey", "missing", "e")
+    assert (problem.where, problem.what, problem.entry) == (
+        "providers[0] (e).apiKey",
+        "missing",
+        "e",
+    )
     assert str(problem) == 'providers[0] (e).apiKey: missing; add "apiKey": "..." to this entry'
 
 
@@ -240,7 +244,9 @@ def test_group_readable_file_with_keys_warns(write_config):
     """A key file readable by others gives a warning, not an error."""
     path = write_config({"providers": [{"name": "k", "type": "kagi", "apiKey": "a"}]}, mode=0o644)
     config = load_config(path)
-    assert any("readable by other users" in str(w) and "chmod 600" in str(w) for w in config.warnings)
+    assert any(
+        "readable by other users" in str(w) and "chmod 600" in str(w) for w in config.warnings
+    )
 
 
 def test_private_file_has_no_permission_warning(write_config):
