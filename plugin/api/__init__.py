@@ -10,6 +10,8 @@ private: only the fetchers on this machine (``direct``, ``browser``) and the run
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pi_hostspec.lazy import lazy_names
 
 #: Each public name and the module of this folder that defines it.
@@ -66,6 +68,125 @@ HOME = {
     "RetryPolicy": "retry",
 }
 
-__all__ = sorted(HOME)
+#: The names of HOME (a literal, for linters and type checkers; a test keeps it in step).
+__all__ = [
+    "ApiKey",
+    "ApiOptions",
+    "CAPABILITIES",
+    "CommonOptions",
+    "ConfigError",
+    "DATE_FILTERS",
+    "DEFAULT_TEXT_MAX_CHARACTERS",
+    "DOMAIN_FILTERS",
+    "FETCH",
+    "Fetch",
+    "FetchProvider",
+    "FetchRequest",
+    "FetchResponse",
+    "FetchedPage",
+    "HttpClient",
+    "OptionValueError",
+    "Provider",
+    "ProviderConfig",
+    "ProviderError",
+    "ProviderType",
+    "RetryPolicy",
+    "SEARCH",
+    "SEARCH_FILTERS",
+    "SUMMARIZE",
+    "Search",
+    "SearchHit",
+    "SearchProvider",
+    "SearchRequest",
+    "SearchResponse",
+    "Summarize",
+    "SummarizeProvider",
+    "SummarizeRequest",
+    "SummaryResponse",
+    "at_least",
+    "between",
+    "check_response",
+    "hookimpl",
+    "html_to_text",
+    "http_url",
+    "list_field",
+    "number_field",
+    "one_line",
+    "one_of",
+    "option",
+    "option_key",
+    "options_fields",
+    "positive",
+    "run_interruptible",
+    "text_field",
+    "url_key",
+]
+
+# The lazy names as type checkers see them (tests/test_plugin.py keeps them in step with the map).
+if TYPE_CHECKING:
+    from .errors import (
+        ConfigError,
+        ProviderError,
+    )
+    from .hookspecs import (
+        hookimpl,
+    )
+    from .html_text import (
+        html_to_text,
+    )
+    from .http_client import (
+        HttpClient,
+        run_interruptible,
+    )
+    from .options import (
+        ApiOptions,
+        CommonOptions,
+        OptionValueError,
+        at_least,
+        between,
+        http_url,
+        one_of,
+        option,
+        option_key,
+        options_fields,
+        positive,
+    )
+    from .retry import (
+        RetryPolicy,
+    )
+    from .types import (
+        CAPABILITIES,
+        DATE_FILTERS,
+        DEFAULT_TEXT_MAX_CHARACTERS,
+        DOMAIN_FILTERS,
+        FETCH,
+        SEARCH,
+        SEARCH_FILTERS,
+        SUMMARIZE,
+        ApiKey,
+        Fetch,
+        FetchedPage,
+        FetchProvider,
+        FetchRequest,
+        FetchResponse,
+        Provider,
+        ProviderConfig,
+        ProviderType,
+        Search,
+        SearchHit,
+        SearchProvider,
+        SearchRequest,
+        SearchResponse,
+        Summarize,
+        SummarizeProvider,
+        SummarizeRequest,
+        SummaryResponse,
+        check_response,
+        list_field,
+        number_field,
+        one_line,
+        text_field,
+        url_key,
+    )
 
 __getattr__, __dir__ = lazy_names(__name__, HOME)

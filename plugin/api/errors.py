@@ -45,9 +45,9 @@ class ProviderError(WebToolsError):
     def __str__(self) -> str:
         return self.message
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, str | int]:
         """The error's facts for ``details`` (never a key: messages are redacted at source)."""
-        facts = {"message": self.message}
+        facts: dict[str, str | int] = {"message": self.message}
         if self.status is not None:
             facts["status"] = self.status
         if self.code is not None:

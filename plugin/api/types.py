@@ -21,6 +21,7 @@ import attrs
 from attrs import field, frozen
 
 from .defaults import DEFAULT_TEXT_MAX_CHARACTERS
+from .errors import ProviderContractError
 from .options import (
     CommonOptions,
 )
@@ -376,7 +377,7 @@ class ProviderType:
     """
 
     name: str = field(validator=attrs.validators.matches_re(r"^[a-z][a-z0-9_-]{0,39}$"))
-    factory: Callable[[ProviderConfig], Any] = field(repr=False)
+    factory: Callable[[ProviderConfig], Provider] = field(repr=False)
     label: str = ""
     options_class: type = CommonOptions
     search: Search | None = None
@@ -527,17 +528,19 @@ def check_response(provider: str, capability: str, value: Any) -> Any:
     """*value* when it is the response type of *capability*; else a
     :class:`~pi_web_tools.api.errors.ProviderContractError` naming the provider, what it
     returned and what was expected (a plugin bug, shown as a clean error)."""
-    from .errors import ProviderContractError
-
     expected = _RESPONSES[capability]
     if isinstance(value, expected):
-        if capability == FETCH and not all(isinstance(p, FetchedPage) for p in value.pages):
+        if isinstance(value, FetchResponse) and not all(
+            isinstance(p, FetchedPage) for p in value.pages
+        ):
             raise ProviderContractError(
                 f"provider {provider!r} returned a FetchResponse whose pages are not all "
                 "FetchedPage objects",
                 provider=provider,
             )
-        if capability == SEARCH and not all(isinstance(h, SearchHit) for h in value.hits):
+        if isinstance(value, SearchResponse) and not all(
+            isinstance(h, SearchHit) for h in value.hits
+        ):
             raise ProviderContractError(
                 f"provider {provider!r} returned a SearchResponse whose hits are not all "
                 "SearchHit objects",

@@ -16,6 +16,7 @@ from ..api import (
     ApiKey,
     ApiOptions,
     HttpClient,
+    ProviderConfig,
     ProviderType,
     Search,
     SearchHit,
@@ -256,7 +257,7 @@ class BraveProvider:
         return SearchResponse(hits=tuple(hits[:count]), notices=tuple(notices))
 
 
-def _create(config: Any) -> BraveProvider:
+def _create(config: ProviderConfig) -> BraveProvider:
     return BraveProvider(config.name, config.api_key, config.options or BraveOptions())
 
 

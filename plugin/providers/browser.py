@@ -41,6 +41,7 @@ from ..api import (
     FetchedPage,
     FetchRequest,
     FetchResponse,
+    ProviderConfig,
     ProviderError,
     ProviderType,
     between,
@@ -719,7 +720,7 @@ def _navigation_error(exc: BaseException, timeout: float) -> str:
     return f"the page could not be rendered ({_one_line(exc)})"
 
 
-def _create(config: Any) -> BrowserProvider:
+def _create(config: ProviderConfig) -> BrowserProvider:
     return BrowserProvider(config.name, config.options or BrowserOptions())
 
 

@@ -20,6 +20,7 @@ from attrs import frozen
 from ..api import (
     DOMAIN_FILTERS,
     CommonOptions,
+    ProviderConfig,
     ProviderError,
     ProviderType,
     Search,
@@ -238,7 +239,7 @@ class DdgsProvider:
         return tuple(hits[:limit])
 
 
-def _create(config: Any) -> DdgsProvider:
+def _create(config: ProviderConfig) -> DdgsProvider:
     return DdgsProvider(config.name, config.options or DdgsOptions())
 
 

@@ -25,6 +25,7 @@ from ..api import (
     FetchedPage,
     FetchRequest,
     FetchResponse,
+    ProviderConfig,
     ProviderType,
     RetryPolicy,
     at_least,
@@ -360,7 +361,7 @@ class DirectProvider:
         )
 
 
-def _create(config: Any) -> DirectProvider:
+def _create(config: ProviderConfig) -> DirectProvider:
     return DirectProvider(config.name, config.options or DirectOptions())
 
 

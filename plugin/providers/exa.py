@@ -22,6 +22,7 @@ from ..api import (
     FetchRequest,
     FetchResponse,
     HttpClient,
+    ProviderConfig,
     ProviderType,
     Search,
     SearchHit,
@@ -357,7 +358,7 @@ class ExaProvider:
         return FetchedPage(url=url, ok=False, error=message, code=tag, status=code)
 
 
-def _create(config: Any) -> ExaProvider:
+def _create(config: ProviderConfig) -> ExaProvider:
     return ExaProvider(config.name, config.api_key, config.options or ExaOptions())
 
 

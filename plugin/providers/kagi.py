@@ -33,6 +33,7 @@ from ..api import (
     FetchRequest,
     FetchResponse,
     HttpClient,
+    ProviderConfig,
     ProviderError,
     ProviderType,
     Search,
@@ -534,7 +535,7 @@ class KagiProvider:
         return SummaryResponse(output=output, tokens=tokens, balance=_balance(result))
 
 
-def _create(config: Any) -> KagiProvider:
+def _create(config: ProviderConfig) -> KagiProvider:
     return KagiProvider(config.name, config.api_key, config.options or KagiOptions())
 
 

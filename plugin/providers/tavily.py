@@ -19,6 +19,7 @@ from ..api import (
     FetchRequest,
     FetchResponse,
     HttpClient,
+    ProviderConfig,
     ProviderError,
     ProviderType,
     Search,
@@ -239,7 +240,7 @@ class TavilyProvider:
         )
 
 
-def _create(config: Any) -> TavilyProvider:
+def _create(config: ProviderConfig) -> TavilyProvider:
     return TavilyProvider(config.name, config.api_key, config.options or TavilyOptions())
 
 

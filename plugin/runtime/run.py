@@ -14,7 +14,7 @@ another provider themselves.
 from __future__ import annotations
 
 import time
-from typing import TypeVar
+from typing import TypeVar, cast
 
 import attrs
 from pi_hostspec import strip_control
@@ -81,7 +81,7 @@ def _through_cache(
             return found, hit.age_seconds
     response = chosen.call(capability, request, ctx)
     cache.put(settings, tool, key, attrs.asdict(response), budget=budget)
-    return response, None
+    return cast(T, response), None  # check_response made sure it is a *cls*
 
 
 def search(
