@@ -3,9 +3,11 @@
 ``pi_web_tools`` re-exports exactly these names (``from pi_web_tools import ProviderType, ...``).
 Names load on first access (PEP 562), so a host that imports the plugin pays for none of them;
 the modules behind them are this folder's: ``types`` (capabilities, requests, responses,
-:class:`ProviderType`), ``options`` (the option language), ``errors``, ``http_client`` (:class:`HttpClient`), ``retry``,
-``redaction``, ``html_text`` and ``hookspecs``; ``_netguard`` (the network guard) is
-private: only the fetchers on this machine (``direct``, ``browser``) and the runtime use it.
+:class:`ProviderType`), ``options`` (the option language), ``errors``, ``retry``,
+``redaction`` and ``hookspecs``. ``_http_client`` (the one HTTP path; :class:`HttpClient` and
+``run_interruptible`` are exported from it) and ``_netguard`` (the network guard) are private:
+only the fetchers on this machine (``direct``, ``browser``) and the runtime import them. A
+provider imports names of this list only, through this face (tests/test_layering.py checks).
 """
 
 from __future__ import annotations
@@ -17,14 +19,9 @@ from pi_hostspec.lazy import lazy_names
 #: Each public name and the module of this folder that defines it.
 HOME = {
     "hookimpl": "hookspecs",
-    "CAPABILITIES": "types",
     "DATE_FILTERS": "types",
     "DOMAIN_FILTERS": "types",
     "DEFAULT_TEXT_MAX_CHARACTERS": "types",
-    "FETCH": "types",
-    "SEARCH": "types",
-    "SEARCH_FILTERS": "types",
-    "SUMMARIZE": "types",
     "ApiKey": "types",
     "ApiOptions": "options",
     "Fetch": "types",
@@ -48,23 +45,18 @@ HOME = {
     "SummaryResponse": "types",
     "at_least": "options",
     "between": "options",
-    "check_response": "types",
     "http_url": "options",
     "list_field": "types",
     "number_field": "types",
     "one_line": "types",
     "one_of": "options",
     "option": "options",
-    "option_key": "options",
-    "options_fields": "options",
     "positive": "options",
     "text_field": "types",
     "url_key": "types",
-    "html_to_text": "html_text",
-    "ConfigError": "errors",
     "ProviderError": "errors",
-    "HttpClient": "http_client",
-    "run_interruptible": "http_client",
+    "HttpClient": "_http_client",
+    "run_interruptible": "_http_client",
     "RetryPolicy": "retry",
 }
 
@@ -72,13 +64,10 @@ HOME = {
 __all__ = [
     "ApiKey",
     "ApiOptions",
-    "CAPABILITIES",
     "CommonOptions",
-    "ConfigError",
     "DATE_FILTERS",
     "DEFAULT_TEXT_MAX_CHARACTERS",
     "DOMAIN_FILTERS",
-    "FETCH",
     "Fetch",
     "FetchProvider",
     "FetchRequest",
@@ -91,9 +80,6 @@ __all__ = [
     "ProviderError",
     "ProviderType",
     "RetryPolicy",
-    "SEARCH",
-    "SEARCH_FILTERS",
-    "SUMMARIZE",
     "Search",
     "SearchHit",
     "SearchProvider",
@@ -105,17 +91,13 @@ __all__ = [
     "SummaryResponse",
     "at_least",
     "between",
-    "check_response",
     "hookimpl",
-    "html_to_text",
     "http_url",
     "list_field",
     "number_field",
     "one_line",
     "one_of",
     "option",
-    "option_key",
-    "options_fields",
     "positive",
     "run_interruptible",
     "text_field",
@@ -124,19 +106,15 @@ __all__ = [
 
 # The lazy names as type checkers see them (tests/test_plugin.py keeps them in step with the map).
 if TYPE_CHECKING:
+    from ._http_client import (
+        HttpClient,
+        run_interruptible,
+    )
     from .errors import (
-        ConfigError,
         ProviderError,
     )
     from .hookspecs import (
         hookimpl,
-    )
-    from .html_text import (
-        html_to_text,
-    )
-    from .http_client import (
-        HttpClient,
-        run_interruptible,
     )
     from .options import (
         ApiOptions,
@@ -147,22 +125,15 @@ if TYPE_CHECKING:
         http_url,
         one_of,
         option,
-        option_key,
-        options_fields,
         positive,
     )
     from .retry import (
         RetryPolicy,
     )
     from .types import (
-        CAPABILITIES,
         DATE_FILTERS,
         DEFAULT_TEXT_MAX_CHARACTERS,
         DOMAIN_FILTERS,
-        FETCH,
-        SEARCH,
-        SEARCH_FILTERS,
-        SUMMARIZE,
         ApiKey,
         Fetch,
         FetchedPage,
@@ -181,7 +152,6 @@ if TYPE_CHECKING:
         SummarizeProvider,
         SummarizeRequest,
         SummaryResponse,
-        check_response,
         list_field,
         number_field,
         one_line,

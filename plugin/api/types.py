@@ -235,7 +235,7 @@ class Provider(Protocol):
     pooled connections (called when the config entry changes).
 
     Every method gets the call's :class:`~pi_hostspec.ToolContext` as *ctx*: pass it to
-    :meth:`HttpClient.request_json <pi_web_tools.api.http_client.HttpClient.request_json>`
+    :meth:`HttpClient.request_json <pi_web_tools.api._http_client.HttpClient.request_json>`
     (which stops when the call is cancelled), or check ``ctx.cancelled`` between steps of your
     own. Raise :class:`~pi_web_tools.api.errors.ProviderError` with a one-line message on
     failure.

@@ -312,7 +312,7 @@ class BrowserProvider:
         self.name = name
         self.options = options
         self.timeout = options.timeout_seconds or 30.0
-        from ..api.http_client import LazySession
+        from ..api._http_client import LazySession
 
         self._session = LazySession(self._new_session)
 
@@ -322,8 +322,8 @@ class BrowserProvider:
         return self._session.get()
 
     def _new_session(self) -> Any:
+        from ..api._http_client import new_session
         from ..api._netguard import guarded_adapter
-        from ..api.http_client import new_session
 
         adapter = None if self.options.allow_private_network else guarded_adapter()
         return new_session(adapter=adapter, keep_cookies=False)
@@ -418,7 +418,7 @@ class BrowserProvider:
     async def _render(
         self, context: Any, url: str, deadline: float, redirects: dict[Any, str]
     ) -> dict:
-        from ..api.http_client import MAX_REDIRECTS
+        from ..api._http_client import MAX_REDIRECTS
 
         page = await context.new_page()
         found: dict = {}
@@ -530,7 +530,7 @@ class BrowserProvider:
 
         import requests
 
-        from ..api.http_client import MAX_REDIRECTS, read_body, socket_timeouts
+        from ..api._http_client import MAX_REDIRECTS, read_body, socket_timeouts
 
         sent = {
             k: v

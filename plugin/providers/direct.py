@@ -33,14 +33,7 @@ from ..api import (
     option,
     run_interruptible,
 )
-from ..api._netguard import (
-    RefusedAddress,
-    guarded_adapter,
-    host_refusal,
-    is_proxied,
-    request_target,
-)
-from ..api.http_client import (
+from ..api._http_client import (
     LazySession,
     is_retryable,
     network_error_message,
@@ -48,6 +41,13 @@ from ..api.http_client import (
     read_body,
     send,
     socket_timeouts,
+)
+from ..api._netguard import (
+    RefusedAddress,
+    guarded_adapter,
+    host_refusal,
+    is_proxied,
+    request_target,
 )
 from ..api.retry import DEFAULT_RETRY, Retryable, with_retries
 

@@ -18,8 +18,8 @@ from urllib.parse import parse_qsl, urlsplit
 from attrs import frozen
 from pi_hostspec import clip, strip_control
 
+from ..api._http_client import run_interruptible
 from ..api._netguard import allow_hint, describe_host, is_proxied, literal_address, request_target
-from ..api.http_client import run_interruptible
 from .registry import Selection
 
 __all__ = [
