@@ -23,6 +23,9 @@ import socket
 from typing import Any
 
 import requests
+import urllib3
+from urllib3.connection import HTTPConnection, HTTPSConnection
+from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
 __all__ = [
     "ALLOW_HINT",
@@ -106,7 +109,7 @@ def literal_address(host: str) -> IPAddress | None:
 def resolve_host(host: str, port: int) -> list[str]:
     """Every address *host* resolves to (raises ``socket.gaierror`` when it does not resolve)."""
     infos = socket.getaddrinfo(host, port, proto=socket.IPPROTO_TCP)
-    return [info[4][0] for info in infos]
+    return [str(info[4][0]) for info in infos]
 
 
 def host_problem(host: str, port: int, *, resolve: bool = True) -> str | None:
@@ -165,12 +168,10 @@ def request_target(url: str) -> tuple[str, str, int]:
 
     Raises ``ValueError`` when requests would refuse the URL.
     """
-    import urllib3
-
     prepared = requests.PreparedRequest()
     try:
         prepared.prepare_url(url, None)
-        parts = urllib3.util.parse_url(prepared.url)
+        parts = urllib3.util.parse_url(prepared.url or "")
     except (
         requests.exceptions.RequestException,
         urllib3.exceptions.HTTPError,
@@ -234,8 +235,6 @@ def guarded_adapter(*, hint: str = ALLOW_HINT, **kwargs: Any) -> requests.adapte
     request :func:`check_request` refuses (every hop of a redirect chain comes through here,
     whoever follows it), and whose direct (non-proxy) connections check the connected peer.
     Refusals raise :class:`RefusedAddress` ending with *hint*."""
-    from urllib3.connection import HTTPConnection, HTTPSConnection
-    from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
     class GuardedHTTPConnection(HTTPConnection):
         def _new_conn(self) -> socket.socket:
@@ -280,9 +279,9 @@ def guarded_adapter(*, hint: str = ALLOW_HINT, **kwargs: Any) -> requests.adapte
 
 
 def guarded_session(*, hint: str = ALLOW_HINT, **kwargs: Any) -> requests.Session:
-    """A session made the one way (:func:`pi_web_tools.api.http_client.new_session`, *kwargs*
+    """A session made the one way (:func:`pi_web_tools.api._http_client.new_session`, *kwargs*
     passed on) on a :func:`guarded_adapter`: nothing it sends reaches a host the rule refuses."""
-    from .http_client import new_session
+    from ._http_client import new_session
 
     return new_session(adapter=guarded_adapter(hint=hint), **kwargs)
 

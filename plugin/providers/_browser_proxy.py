@@ -247,8 +247,8 @@ class GuardedProxy:
     ) -> bool:
         """Send one request of the page on and write its answer back; whether the connection
         may carry another. Raises :class:`_Close` to end it without an answer."""
+        from ..api._http_client import network_error_message, read_body, send, socket_timeouts
         from ..api._netguard import RefusedAddress
-        from ..api.http_client import network_error_message, read_body, send, socket_timeouts
 
         if headers.get("Upgrade") or headers.get("Transfer-Encoding"):
             # A WebSocket (this process cannot carry it) or a streamed upload: refused.

@@ -47,16 +47,17 @@ from typing import Any
 
 import attrs
 
-from ..api.errors import ProviderError
-from ..api.hookspecs import hookimpl
-from ..api.types import (
+from ..api import (
     CommonOptions,
     Fetch,
     FetchedPage,
     FetchRequest,
     FetchResponse,
+    ProviderConfig,
+    ProviderError,
     ProviderType,
     between,
+    hookimpl,
     option,
 )
 
@@ -551,7 +552,7 @@ class BrowserProvider:
         self.name = name
         self.options = options
         self.timeout = options.timeout_seconds or 30.0
-        from ..api.http_client import LazySession
+        from ..api._http_client import LazySession
 
         self._session = LazySession(self._new_session)
 
@@ -561,8 +562,8 @@ class BrowserProvider:
         return self._session.get()
 
     def _new_session(self) -> Any:
+        from ..api._http_client import new_session
         from ..api._netguard import allow_hint, guarded_adapter
-        from ..api.http_client import new_session
 
         adapter = (
             None
@@ -694,7 +695,7 @@ class BrowserProvider:
     ) -> dict:
         """One URL rendered: its status, final URL, content type and DOM (or body), or
         ``{"error": ...}``."""
-        from ..api.http_client import MAX_REDIRECTS
+        from ..api._http_client import MAX_REDIRECTS
 
         page = await context.new_page()
         watch = _PageWatch(page)
@@ -1000,7 +1001,7 @@ def _navigation_error(exc: BaseException, timeout: float) -> str:
     return f"the page could not be rendered ({_one_line(exc)})"
 
 
-def _create(config: Any) -> BrowserProvider:
+def _create(config: ProviderConfig) -> BrowserProvider:
     return BrowserProvider(config.name, config.options or BrowserOptions())
 
 
