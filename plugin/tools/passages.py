@@ -1,0 +1,437 @@
+"""Passages of a page's text: the few that answer a question (BM25), and literal finds.
+
+Text in, spans out, no I/O: every passage and every find is a (start, end) span of the very
+text ``web_fetch`` pages through with ``offset``, so a label's offset reads from that place.
+
+A page is cut into blocks (paragraphs; fenced code blocks, never split; headings; PDF page
+markers), and the blocks are joined into passages of about :data:`PASSAGE_WORDS` words that
+never cross a heading or a page marker. A code block is a passage of its own. Passages are
+ranked with BM25 (bm25s, English stemming by PyStemmer), loaded on first use.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from attrs import frozen
+
+__all__ = [
+    "Answer",
+    "Found",
+    "Passage",
+    "answer",
+    "find",
+    "split",
+]
+
+#: About how many words a passage holds (a code block holds what it holds).
+PASSAGE_WORDS = 80
+#: At most this many passages answer a question.
+TOP_PASSAGES = 4
+#: Passages are added, best first, until they hold this many characters.
+ANSWER_CHARACTERS = 2000
+#: A passage is shown only if its score is at least this share of the best passage's.
+RELATIVE_SCORE = 0.4
+#: Below this confidence (see :func:`_confidence`), the page may not answer the question.
+MIN_CONFIDENCE = 0.12
+
+_FENCE = re.compile(r"^[ \t]*(?:>[ \t]?)*(`{3,}|~{3,})")
+_PAGE_MARK = re.compile(r"^\[Page \d+ of \d+\]$")
+_MD_HEADING = re.compile(r"^#{1,6}[ \t]")
+_WORD = re.compile(r"\S+")
+
+
+@frozen
+class Passage:
+    """A span of the page text: ``start``/``end`` offsets, ``code`` for a fenced code block,
+    ``heading`` the nearest heading above it (used for ranking, not shown)."""
+
+    start: int
+    end: int
+    code: bool = False
+    heading: str = ""
+
+
+@frozen
+class _Block:
+    start: int
+    end: int
+    kind: str  # "text", "code", "heading", "page"
+    words: int
+
+
+def _lines(text: str) -> list[tuple[int, int]]:
+    """(start, end) of every line, without its line break."""
+    spans, start = [], 0
+    while start <= len(text):
+        end = text.find("\n", start)
+        if end == -1:
+            spans.append((start, len(text)))
+            break
+        spans.append((start, end))
+        start = end + 1
+    return spans
+
+
+def _closing_fence(fences: list[tuple[int, str, bool]], after: int, fence: str) -> int:
+    """The index of the line that closes a fence opened with *fence* before line *after*, or
+    -1. *fences* lists every fence line (index, fence, whether it is bare) in order."""
+    for index, other, bare in fences:
+        if index > after and bare and other[0] == fence[0] and len(other) >= len(fence):
+            return index
+    return -1
+
+
+def _is_heading(line: str) -> bool:
+    """A Markdown heading, or a short line that reads like a title (no closing punctuation)."""
+    if _MD_HEADING.match(line):
+        return True
+    stripped = line.strip()
+    return 0 < len(stripped) <= 60 and stripped[-1] not in ".,;:!?)]}\"'" and len(stripped.split()) <= 8
+
+
+def _blocks(text: str) -> list[_Block]:
+    """Paragraphs (runs of non-blank lines), fenced code blocks, headings and page markers."""
+    lines = _lines(text)
+    fences = []  # (line index, fence, nothing after it)
+    for index, (start, end) in enumerate(lines):
+        if "`" in text[start : start + 8] or "~" in text[start : start + 8]:
+            match = _FENCE.match(text, start, end)
+            if match:
+                fences.append((index, match.group(1), not text[match.end() : end].strip()))
+    fence_at = {index: (fence, bare) for index, fence, bare in fences}
+    blocks: list[_Block] = []
+    run: list[tuple[int, int]] = []
+
+    def close_run() -> None:
+        if not run:
+            return
+        start, end = run[0][0], run[-1][1]
+        body = text[start:end]
+        kind = "heading" if len(run) == 1 and _is_heading(body) else "text"
+        blocks.append(_Block(start, end, kind, len(body.split())))
+        run.clear()
+
+    index = 0
+    while index < len(lines):
+        start, end = lines[index]
+        if index in fence_at:
+            fence, _ = fence_at[index]
+            closing = _closing_fence(fences, index, fence)
+            if closing != -1 and fence not in text[start:end].lstrip(" \t>")[len(fence) :]:
+                close_run()
+                stop = lines[closing][1]
+                blocks.append(_Block(start, stop, "code", len(text[start:stop].split())))
+                index = closing + 1
+                continue
+        line = text[start:end].strip()
+        if not line:
+            close_run()
+        elif line[0] == "[" and _PAGE_MARK.match(line):
+            close_run()
+            blocks.append(_Block(start, end, "page", 0))
+        elif line[0] == "#" and _MD_HEADING.match(text, start, end):
+            close_run()
+            blocks.append(_Block(start, end, "heading", len(line.split())))
+        else:
+            run.append((start, end))
+        index += 1
+    close_run()
+    return blocks
+
+
+def _pieces(text: str, block: _Block, words: int) -> list[tuple[int, int]]:
+    """A long text block cut into spans of about *words* words, at line breaks where it has
+    them, else after a word."""
+    spans: list[tuple[int, int]] = []
+    start, count, position = block.start, 0, block.start
+    for match in _WORD.finditer(text, block.start, block.end):
+        count += 1
+        position = match.end()
+        if count >= words:
+            # end at the next line break if one is near, else here
+            newline = text.find("\n", position, block.end)
+            cut = newline if newline != -1 and newline - position < 200 else position
+            if count >= 2 * words or newline != -1 and newline - position < 200:
+                spans.append((start, cut))
+                start = cut + 1 if cut < block.end and text[cut] in "\n " else cut
+                while start < block.end and text[start] in " \t\n":
+                    start += 1
+                count = 0
+                position = start
+    if start < block.end:
+        spans.append((start, block.end))
+    return [span for span in spans if span[0] < span[1]]
+
+
+def split(text: str, words: int | None = None) -> list[Passage]:
+    """The page's passages in page order: about *words* (:data:`PASSAGE_WORDS`) words each,
+    never across a heading or a page marker; each fenced code block whole, on its own."""
+    words = words or PASSAGE_WORDS
+    passages: list[Passage] = []
+    heading = ""
+    current: list[tuple[int, int]] = []  # spans of the passage being filled
+    count = 0
+
+    def flush() -> None:
+        nonlocal count
+        if current:
+            passages.append(Passage(current[0][0], current[-1][1], heading=heading))
+        current.clear()
+        count = 0
+
+    for block in _blocks(text):
+        if block.kind in ("heading", "page"):
+            flush()
+            if block.kind == "heading":
+                heading = text[block.start : block.end].strip().lstrip("#").strip()
+            current.append((block.start, block.end))
+            continue
+        if block.kind == "code":
+            lead = current[0][0] if current and count == 0 else block.start
+            if count:
+                flush()
+            else:
+                current.clear()
+            passages.append(Passage(lead, block.end, code=True, heading=heading))
+            continue
+        if block.words > 2 * words:
+            for start, end in _pieces(text, block, words):
+                if count and count + (end - start) // 6 > words:
+                    flush()
+                current.append((start, end))
+                count += len(text[start:end].split())
+                if count >= words:
+                    flush()
+            continue
+        current.append((block.start, block.end))
+        count += block.words
+        if count >= words:
+            flush()
+    flush()
+    return passages
+
+
+# -- ranking ---------------------------------------------------------------------------------
+
+_STEMMER = None
+
+
+def _stemmer():
+    global _STEMMER
+    if _STEMMER is None:
+        import Stemmer
+
+        _STEMMER = Stemmer.Stemmer("english")
+    return _STEMMER
+
+
+_TOKEN = re.compile(r"(?u)\b\w\w+\b")
+
+
+_PARTS = re.compile(r"_+|(?<=[a-z0-9])(?=[A-Z])")
+
+
+def _words(text: str) -> list[str]:
+    """The words of *text*, lower-cased; an identifier (``refresh_task``, ``onChange``) also
+    gives its parts (a name such as ``PostgreSQL`` does not)."""
+    words = []
+    for word in _TOKEN.findall(text):
+        words.append(word.lower())
+        if "_" in word or word[0].islower() and not word.islower():
+            words.extend(_parts(word))
+    return words
+
+
+_IDENTIFIER = re.compile(r"\b(?:\w*_\w*|[a-z]\w*[A-Z]\w*)\b")
+
+
+def _parts(identifier: str) -> list[str]:
+    parts = [part.lower() for part in _PARTS.split(identifier) if len(part) > 1]
+    return parts if len(parts) > 1 else []
+
+
+def _documents(text: str, passages: Sequence[Passage]) -> list[list[str]]:
+    """Each passage's stemmed words, its heading's included (:func:`_words`, done in bulk:
+    one lower-casing of the page, each distinct word stemmed once)."""
+    lowered = text.lower()
+    headings: dict[str, list[str]] = {}
+    documents = []
+    for passage in passages:
+        words = _TOKEN.findall(lowered, passage.start, passage.end)
+        for identifier in _IDENTIFIER.findall(text, passage.start, passage.end):
+            words.extend(_parts(identifier))
+        if passage.heading:
+            if passage.heading not in headings:
+                headings[passage.heading] = _words(passage.heading)
+            words.extend(headings[passage.heading])
+        documents.append(words)
+    distinct = list({word for words in documents for word in words})
+    stems = dict(zip(distinct, _stemmer().stemWords(distinct), strict=True))
+    return [[stems[word] for word in words] for words in documents]
+
+
+def _query(question: str) -> list[str]:
+    """The question's distinct stemmed words, without stop words and question words."""
+    words = [w for w in _words(question) if w not in _stop_words()]
+    return list(dict.fromkeys(_stemmer().stemWords(words)))
+
+
+_STOP: frozenset[str] | None = None
+#: Words that frame a question rather than say what it asks about.
+_QUESTION_WORDS = ("could", "would", "much", "many", "anyone", "someone", "whether", "way")
+
+
+def _stop_words() -> frozenset[str]:
+    global _STOP
+    if _STOP is None:
+        from bm25s.stopwords import STOPWORDS_EN_PLUS
+
+        _STOP = frozenset(STOPWORDS_EN_PLUS) | frozenset(_QUESTION_WORDS)
+    return _STOP
+
+
+@frozen
+class Answer:
+    """The passages that answer a question, in page order, and ``best``, the one that answers
+    it best; no passages and no ``best`` when the page may not answer the question."""
+
+    passages: tuple[Passage, ...] = ()
+    best: Passage | None = None
+
+
+def answer(text: str, question: str, max_characters: int | None = None) -> Answer:
+    """The few passages of *text* most relevant to *question*, in page order: the best ones
+    until they hold :data:`ANSWER_CHARACTERS`, at most :data:`TOP_PASSAGES`, none scoring under
+    :data:`RELATIVE_SCORE` of the best, within *max_characters* in all (the best passage is
+    always kept). None when even the best holds too little of what the question asks."""
+    passages = split(text)
+    query = _query(question)
+    if not passages or not query:
+        return Answer()
+    docs = _documents(text, passages)
+    scores = _bm25(docs, query)
+    order = sorted(range(len(passages)), key=lambda i: -scores[i])
+    best = order[0]
+    if scores[best] <= 0 or _confidence(docs, query, scores[best]) < MIN_CONFIDENCE:
+        return Answer()
+    chosen: list[int] = []
+    used = 0
+    for index in order[:TOP_PASSAGES]:
+        if scores[index] < RELATIVE_SCORE * scores[best]:
+            break
+        if chosen and used >= ANSWER_CHARACTERS:
+            break
+        size = passages[index].end - passages[index].start
+        if chosen and max_characters is not None and used + size > max_characters:
+            continue
+        chosen.append(index)
+        used += size
+    return Answer(tuple(passages[i] for i in sorted(chosen)), passages[best])
+
+
+def _bm25(docs: list[list[str]], query: list[str]) -> list[float]:
+    """BM25 scores of every tokenized passage for the query terms (bm25s)."""
+    import bm25s
+
+    retriever = bm25s.BM25()
+    retriever.index(bm25s.tokenization.Tokenized(*_ids(docs)), show_progress=False)
+    known = [retriever.vocab_dict[t] for t in query if t in retriever.vocab_dict]
+    return [float(score) for score in retriever.get_scores(known)] if known else [0.0] * len(docs)
+
+
+def _ids(docs: list[list[str]]) -> tuple[list[list[int]], dict[str, int]]:
+    vocab: dict[str, int] = {}
+    ids = [[vocab.setdefault(token, len(vocab)) for token in doc] for doc in docs]
+    return ids, vocab
+
+
+def _confidence(docs: list[list[str]], query: list[str], best: float) -> float:
+    """The best passage's score as a share of the question's weight: the sum of its terms'
+    inverse document frequencies over the passages, where a term the page never uses
+    weighs as much as the rarest one (BM25 scores alone do not compare across questions)."""
+    import math
+
+    n = len(docs)
+    sets = [set(doc) for doc in docs]
+    rarest = math.log(1 + n)
+    weight = 0.0
+    for term in query:
+        df = sum(1 for doc in sets if term in doc)
+        weight += math.log(1 + (n - df + 0.5) / (df + 0.5)) if df else rarest
+    return best / weight if weight else 0.0
+
+
+# -- literal finds ---------------------------------------------------------------------------
+
+
+@frozen
+class Found:
+    """One place where terms occur: the span shown (the line of each occurrence and a line
+    either side, merged with neighbours), and each occurrence's (start, term)."""
+
+    start: int
+    end: int
+    hits: tuple[tuple[int, str], ...]
+
+
+def find(text: str, terms: Sequence[str]) -> tuple[list[Found], dict[str, int]]:
+    """Every case-insensitive occurrence of each term, in page order, with a line of context
+    on each side (overlapping contexts merged), and how many times each term occurs."""
+    lowered = text.lower()
+    hits: list[tuple[int, str]] = []
+    counts: dict[str, int] = {}
+    for term in dict.fromkeys(t for t in terms if t):
+        needle = term.lower()
+        position, count = lowered.find(needle), 0
+        while position != -1:
+            hits.append((position, term))
+            count += 1
+            position = lowered.find(needle, position + max(1, len(needle)))
+        counts[term] = count
+    hits.sort()
+    found: list[Found] = []
+    for position, term in hits:
+        start = _neighbour_start(text, _line_start(text, position))
+        end = _neighbour_end(text, _line_end(text, position))
+        if found and start <= found[-1].end:
+            last = found[-1]
+            found[-1] = Found(last.start, max(last.end, end), (*last.hits, (position, term)))
+        else:
+            found.append(Found(start, end, ((position, term),)))
+    return found, counts
+
+
+def _neighbour_start(text: str, line_start: int) -> int:
+    """The start of the last line before *line_start* that is not blank (else
+    *line_start*)."""
+    position = line_start - 1
+    while position > 0 and text[position - 1] in "\n \t\r":
+        position -= 1
+    if position <= 0:
+        return line_start
+    return _line_start(text, position)
+
+
+def _neighbour_end(text: str, line_end: int) -> int:
+    """The end of the first line after *line_end* that is not blank (else *line_end*)."""
+    position = line_end + 1
+    while position < len(text) and text[position] in "\n \t\r":
+        position += 1
+    if position >= len(text):
+        return line_end
+    return _line_end(text, position)
+
+
+def _line_start(text: str, position: int) -> int:
+    if position <= 0:
+        return 0
+    return text.rfind("\n", 0, position) + 1
+
+
+def _line_end(text: str, position: int) -> int:
+    if position >= len(text):
+        return len(text)
+    end = text.find("\n", position)
+    return len(text) if end == -1 else end
