@@ -197,8 +197,8 @@ def section(head: str, text: str, tail: str | None, has_text: bool) -> str:
     return result
 
 
-#: At most this many places are shown for ``find`` in one page.
-FIND_PLACES = 20
+#: At most this many occurrences are shown for ``find`` in one page.
+FIND_OCCURRENCES = 20
 #: How much of a long line around an occurrence ``find`` shows (before, after).
 FIND_LINE = (120, 200)
 #: How much of a long context line (the line before or after) ``find`` shows.
@@ -215,7 +215,7 @@ def _read_call(url: str, next_args: dict, offset: int | None) -> str:
 def _label(text: str, start: int, code: bool) -> str:
     """``[offset N]``, with the PDF page it is on and whether it is code."""
     parts = [f"offset {start}"]
-    marker = text.rfind("[Page ", 0, start + 1)
+    marker = text.rfind("[Page ", 0, start + len("[Page "))
     if marker != -1 and (marker == 0 or text[marker - 1] == "\n"):
         close = text.find("]", marker)
         if 0 < close - marker < 40:
@@ -290,14 +290,14 @@ def _clip_line(line: str, hit: int | None) -> str:
 def find_text(
     page: FetchedPage, terms: Sequence[str], next_args: dict
 ) -> tuple[str, str, dict[str, int]]:
-    """(every place the terms occur, at most :data:`FIND_PLACES`: a label with each
-    occurrence's offset, then its line and a line either side; the line after them: how
+    """(the places the terms occur, the first :data:`FIND_OCCURRENCES` occurrences: a label
+    with each occurrence's offset, then its line and a line either side; the line after them: how
     many occurrences of each term, how many not shown, and the call that reads around the
     first; how many times each term occurs)."""
     from .passages import find
 
     text = page.text or ""
-    places, counts = find(text, terms)
+    places, counts = find(text, terms, FIND_OCCURRENCES)
     named = ", ".join(f'"{_one_line(term)}"' for term in counts)
     size = _size(len(text), page.more_text)
     if not places:
@@ -307,7 +307,7 @@ def find_text(
             counts,
         )
     blocks = []
-    for place in places[:FIND_PLACES]:
+    for place in places:
         label = "; ".join(f'offset {at}: "{_one_line(term)}"' for at, term in place.hits)
         lines = []
         position = place.start
@@ -319,8 +319,9 @@ def find_text(
         blocks.append(f"[{label}]\n" + "\n".join(lines))
     total = sum(counts.values())
     each = ", ".join(f'"{_one_line(term)}" {count}' for term, count in counts.items())
-    shown = sum(len(place.hits) for place in places[:FIND_PLACES])
-    rest = f"; {total - shown} more not shown, after offset {places[FIND_PLACES - 1].hits[-1][0]}" if total > shown else ""
+    shown = sum(len(place.hits) for place in places)
+    last = places[-1].hits[-1][0]
+    rest = f"; {total - shown} more not shown, after offset {last}" if total > shown else ""
     first = places[0].hits[0][0]
     tail = (
         f"[{total} occurrence{'s' if total != 1 else ''} in {size} characters ({each}){rest}. "

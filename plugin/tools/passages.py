@@ -26,7 +26,7 @@ __all__ = [
 ]
 
 #: About how many words a passage holds (a code block holds what it holds).
-PASSAGE_WORDS = 80
+PASSAGE_WORDS = 70
 #: At most this many passages answer a question.
 TOP_PASSAGES = 4
 #: Passages are added, best first, until they hold this many characters.
@@ -36,9 +36,9 @@ RELATIVE_SCORE = 0.4
 #: Below this confidence (see :func:`_confidence`), the page may not answer the question.
 MIN_CONFIDENCE = 0.12
 
-_FENCE = re.compile(r"^[ \t]*(?:>[ \t]?)*(`{3,}|~{3,})")
+_FENCE = re.compile(r"[ \t]*(?:>[ \t]?)*(`{3,}|~{3,})")
 _PAGE_MARK = re.compile(r"^\[Page \d+ of \d+\]$")
-_MD_HEADING = re.compile(r"^#{1,6}[ \t]")
+_MD_HEADING = re.compile(r"#{1,6}[ \t]")
 _WORD = re.compile(r"\S+")
 
 
@@ -376,9 +376,12 @@ class Found:
     hits: tuple[tuple[int, str], ...]
 
 
-def find(text: str, terms: Sequence[str]) -> tuple[list[Found], dict[str, int]]:
-    """Every case-insensitive occurrence of each term, in page order, with a line of context
-    on each side (overlapping contexts merged), and how many times each term occurs."""
+def find(
+    text: str, terms: Sequence[str], limit: int | None = None
+) -> tuple[list[Found], dict[str, int]]:
+    """The places where the terms occur (case ignored), in page order: the first *limit*
+    occurrences (all by default), each with a line of context on each side (overlapping
+    contexts merged); and how many times each term occurs in all."""
     lowered = text.lower()
     hits: list[tuple[int, str]] = []
     counts: dict[str, int] = {}
@@ -392,7 +395,7 @@ def find(text: str, terms: Sequence[str]) -> tuple[list[Found], dict[str, int]]:
         counts[term] = count
     hits.sort()
     found: list[Found] = []
-    for position, term in hits:
+    for position, term in hits[:limit]:
         start = _neighbour_start(text, _line_start(text, position))
         end = _neighbour_end(text, _line_end(text, position))
         if found and start <= found[-1].end:
