@@ -11,7 +11,10 @@ ranked with BM25 (bm25s, English stemming by PyStemmer), loaded on first use.
 
 from __future__ import annotations
 
+import math
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 
 from attrs import frozen
@@ -33,7 +36,7 @@ TOP_PASSAGES = 4
 ANSWER_CHARACTERS = 2000
 #: A passage is shown only if its score is at least this share of the best passage's.
 RELATIVE_SCORE = 0.4
-#: Below this confidence (see :func:`_confidence`), the page may not answer the question.
+#: Below this confidence (see :meth:`_Index.confidence`), the page may not answer the question.
 MIN_CONFIDENCE = 0.12
 
 _FENCE = re.compile(r"[ \t]*(?:>[ \t]?)*(`{3,}|~{3,})")
@@ -245,6 +248,7 @@ def _words(text: str) -> list[str]:
 
 
 _IDENTIFIER = re.compile(r"\b(?:\w*_\w*|[a-z]\w*[A-Z]\w*)\b")
+_MAYBE_IDENTIFIER = re.compile(r"_|[a-z][A-Z]")
 
 
 def _parts(identifier: str) -> list[str]:
@@ -260,8 +264,9 @@ def _documents(text: str, passages: Sequence[Passage]) -> list[list[str]]:
     documents = []
     for passage in passages:
         words = _TOKEN.findall(lowered, passage.start, passage.end)
-        for identifier in _IDENTIFIER.findall(text, passage.start, passage.end):
-            words.extend(_parts(identifier))
+        if _MAYBE_IDENTIFIER.search(text, passage.start, passage.end):
+            for identifier in _IDENTIFIER.findall(text, passage.start, passage.end):
+                words.extend(_parts(identifier))
         if passage.heading:
             if passage.heading not in headings:
                 headings[passage.heading] = _words(passage.heading)
@@ -306,61 +311,90 @@ def answer(text: str, question: str, max_characters: int | None = None) -> Answe
     until they hold :data:`ANSWER_CHARACTERS`, at most :data:`TOP_PASSAGES`, none scoring under
     :data:`RELATIVE_SCORE` of the best, within *max_characters* in all (the best passage is
     always kept). None when even the best holds too little of what the question asks."""
-    passages = split(text)
     query = _query(question)
-    if not passages or not query:
+    if not query or not text.strip():
         return Answer()
-    docs = _documents(text, passages)
-    scores = _bm25(docs, query)
+    index = _index(text)
+    passages = index.passages
+    scores = index.scores(query)
     order = sorted(range(len(passages)), key=lambda i: -scores[i])
     best = order[0]
-    if scores[best] <= 0 or _confidence(docs, query, scores[best]) < MIN_CONFIDENCE:
+    if scores[best] <= 0 or index.confidence(query, scores[best]) < MIN_CONFIDENCE:
         return Answer()
     chosen: list[int] = []
     used = 0
-    for index in order[:TOP_PASSAGES]:
-        if scores[index] < RELATIVE_SCORE * scores[best]:
+    for rank in order[:TOP_PASSAGES]:
+        if scores[rank] < RELATIVE_SCORE * scores[best]:
             break
         if chosen and used >= ANSWER_CHARACTERS:
             break
-        size = passages[index].end - passages[index].start
+        size = passages[rank].end - passages[rank].start
         if chosen and max_characters is not None and used + size > max_characters:
             continue
-        chosen.append(index)
+        chosen.append(rank)
         used += size
     return Answer(tuple(passages[i] for i in sorted(chosen)), passages[best])
 
 
-def _bm25(docs: list[list[str]], query: list[str]) -> list[float]:
-    """BM25 scores of every tokenized passage for the query terms (bm25s)."""
-    import bm25s
+class _Index:
+    """A page's passages and their BM25 index (bm25s), built once per page text."""
 
-    retriever = bm25s.BM25()
-    retriever.index(bm25s.tokenization.Tokenized(*_ids(docs)), show_progress=False)
-    known = [retriever.vocab_dict[t] for t in query if t in retriever.vocab_dict]
-    return [float(score) for score in retriever.get_scores(known)] if known else [0.0] * len(docs)
+    def __init__(self, text: str):
+        import bm25s
+
+        self.passages = split(text)
+        docs = _documents(text, self.passages)
+        vocabulary: dict[str, int] = {}
+        ids = [[vocabulary.setdefault(token, len(vocabulary)) for token in doc] for doc in docs]
+        self.vocabulary = vocabulary
+        self.retriever = bm25s.BM25()
+        self.retriever.index(bm25s.tokenization.Tokenized(ids, vocabulary), show_progress=False)
+        self.terms = [frozenset(doc) for doc in docs]
+
+    def scores(self, query: list[str]) -> list[float]:
+        """Every passage's BM25 score for the query terms."""
+        known = [self.vocabulary[term] for term in query if term in self.vocabulary]
+        if not known:
+            return [0.0] * len(self.passages)
+        return [float(score) for score in self.retriever.get_scores(known)]
+
+    def confidence(self, query: list[str], best: float) -> float:
+        """The best passage's score as a share of the question's weight: the sum of its
+        terms' inverse document frequencies over the passages, where a term the page never
+        uses weighs as much as the rarest one (BM25 scores alone do not compare across
+        questions)."""
+        n = len(self.passages)
+        weight = 0.0
+        for term in query:
+            df = sum(1 for terms in self.terms if term in terms)
+            weight += math.log(1 + (n - df + 0.5) / (df + 0.5)) if df else math.log(1 + n)
+        return best / weight if weight else 0.0
 
 
-def _ids(docs: list[list[str]]) -> tuple[list[list[int]], dict[str, int]]:
-    vocab: dict[str, int] = {}
-    ids = [[vocab.setdefault(token, len(vocab)) for token in doc] for doc in docs]
-    return ids, vocab
+#: Pages whose index is kept, so one page can be asked many questions: at most this many,
+#: holding at most :data:`INDEX_CHARACTERS` of text in all.
+INDEX_PAGES = 16
+INDEX_CHARACTERS = 8_000_000
+_INDEXES: OrderedDict[tuple[int, int], tuple[str, _Index]] = OrderedDict()
+_INDEX_LOCK = threading.Lock()
 
 
-def _confidence(docs: list[list[str]], query: list[str], best: float) -> float:
-    """The best passage's score as a share of the question's weight: the sum of its terms'
-    inverse document frequencies over the passages, where a term the page never uses
-    weighs as much as the rarest one (BM25 scores alone do not compare across questions)."""
-    import math
-
-    n = len(docs)
-    sets = [set(doc) for doc in docs]
-    rarest = math.log(1 + n)
-    weight = 0.0
-    for term in query:
-        df = sum(1 for doc in sets if term in doc)
-        weight += math.log(1 + (n - df + 0.5) / (df + 0.5)) if df else rarest
-    return best / weight if weight else 0.0
+def _index(text: str) -> _Index:
+    """The index of *text*, from the last pages asked about or built now."""
+    key = (len(text), hash(text))
+    with _INDEX_LOCK:
+        kept = _INDEXES.get(key)
+        if kept is not None and kept[0] == text:
+            _INDEXES.move_to_end(key)
+            return kept[1]
+    index = _Index(text)
+    with _INDEX_LOCK:
+        _INDEXES[key] = (text, index)
+        while len(_INDEXES) > INDEX_PAGES or (
+            len(_INDEXES) > 1 and sum(k[0] for k in _INDEXES) > INDEX_CHARACTERS
+        ):
+            _INDEXES.popitem(last=False)
+    return index
 
 
 # -- literal finds ---------------------------------------------------------------------------
