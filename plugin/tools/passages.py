@@ -31,13 +31,16 @@ __all__ = [
 #: About how many words a passage holds (a code block holds what it holds).
 PASSAGE_WORDS = 70
 #: At most this many passages answer a question.
-TOP_PASSAGES = 4
+TOP_PASSAGES = 8
 #: Passages are added, best first, until they hold this many characters.
-ANSWER_CHARACTERS = 2000
+ANSWER_CHARACTERS = 2500
 #: A passage is shown only if its score is at least this share of the best passage's.
 RELATIVE_SCORE = 0.4
 #: Below this confidence (see :meth:`_Index.confidence`), the page may not answer the question.
 MIN_CONFIDENCE = 0.12
+
+#: How much of the text just before a code block counts as the code's own words.
+LEAD_CHARACTERS = 400
 
 _FENCE = re.compile(r"[ \t]*(?:>[ \t]?)*(`{3,}|~{3,})")
 _PAGE_MARK = re.compile(r"^\[Page \d+ of \d+\]$")
@@ -257,13 +260,18 @@ def _parts(identifier: str) -> list[str]:
 
 
 def _documents(text: str, passages: Sequence[Passage]) -> list[list[str]]:
-    """Each passage's stemmed words, its heading's included (:func:`_words`, done in bulk:
-    one lower-casing of the page, each distinct word stemmed once)."""
+    """Each passage's stemmed words, its heading's included, and for a code block the end of
+    the text before it (:func:`_words`, done in bulk: one lower-casing of the page, each
+    distinct word stemmed once)."""
     lowered = text.lower()
     headings: dict[str, list[str]] = {}
     documents = []
-    for passage in passages:
+    for number, passage in enumerate(passages):
         words = _TOKEN.findall(lowered, passage.start, passage.end)
+        if passage.code and number and not passages[number - 1].code:
+            # a code block is found by what the text just before it says it does
+            lead = passages[number - 1]
+            words.extend(_TOKEN.findall(lowered, max(lead.start, lead.end - LEAD_CHARACTERS), lead.end))
         if _MAYBE_IDENTIFIER.search(text, passage.start, passage.end):
             for identifier in _IDENTIFIER.findall(text, passage.start, passage.end):
                 words.extend(_parts(identifier))
