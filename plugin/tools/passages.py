@@ -148,26 +148,34 @@ def _blocks(text: str) -> list[_Block]:
 
 
 def _pieces(text: str, block: _Block, words: int) -> list[tuple[int, int]]:
-    """A long text block cut into spans of about *words* words, at line breaks where it has
-    them, else after a word."""
+    """A long text block cut into spans of about *words* words at line breaks; a line of more
+    than twice that many words is cut after a word."""
     spans: list[tuple[int, int]] = []
-    start, count, position = block.start, 0, block.start
-    for match in _WORD.finditer(text, block.start, block.end):
-        count += 1
-        position = match.end()
-        if count >= words:
-            # end at the next line break if one is near, else here
-            newline = text.find("\n", position, block.end)
-            cut = newline if newline != -1 and newline - position < 200 else position
-            if count >= 2 * words or newline != -1 and newline - position < 200:
-                spans.append((start, cut))
-                start = cut + 1 if cut < block.end and text[cut] in "\n " else cut
-                while start < block.end and text[start] in " \t\n":
-                    start += 1
-                count = 0
-                position = start
-    if start < block.end:
-        spans.append((start, block.end))
+    start, count, previous_end = block.start, 0, block.start
+    position = block.start
+    while position < block.end:
+        newline = text.find("\n", position, block.end)
+        end = block.end if newline == -1 else newline
+        in_line = len(text[position:end].split())
+        if in_line > 2 * words:
+            if count:
+                spans.append((start, previous_end))
+            matches = list(_WORD.finditer(text, position, end))
+            for first in range(0, len(matches), words):
+                chunk = matches[first : first + words]
+                spans.append((chunk[0].start(), chunk[-1].end()))
+            start, count = end + 1, 0
+        elif in_line:
+            count += in_line
+            if count >= words:
+                spans.append((start, end))
+                start, count = end + 1, 0
+        elif not count:
+            start = end + 1
+        previous_end = end
+        position = end + 1
+    if count:
+        spans.append((start, previous_end))
     return [span for span in spans if span[0] < span[1]]
 
 
