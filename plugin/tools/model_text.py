@@ -241,39 +241,75 @@ def _size(total: int, more: bool) -> str:
     return f"{total}+" if more else str(total)
 
 
-def answer_text(page: FetchedPage, answer, limit: int, next_args: dict) -> tuple[str, str]:
-    """(the passages that answer a question, each after its offset label; the line after
-    them: how many, and the exact call that reads around the best one). The passages hold
-    at most *limit* characters: a longer one is cut, saying where it goes on."""
+#: How much of a page one question looks through, from its offset: the rest is asked with a
+#: later offset (ranking runs in this process, so its work is bounded).
+QUESTION_CHARACTERS = 500_000
+
+
+def past_the_end(page: FetchedPage, offset: int) -> str:
+    """The line for an offset at or past the end of a page's text."""
+    total = len(page.text or "")
+    return (
+        f"[Offset {offset} is past the end of this page's text ({total} characters). "
+        f"Use an offset below {total}.]"
+    )
+
+
+def _searched(page: FetchedPage, start: int, end: int) -> str:
+    """Which characters were looked through: "12388 characters", "characters 500000–612388
+    of 612388", "the first 12000+ characters" (a provider holds more)."""
+    total = len(page.text or "")
+    if start == 0 and end == total:
+        return f"{_size(total, page.more_text)} characters"
+    return f"characters {start}–{end} of {_size(total, page.more_text)}"
+
+
+def answer_text(
+    page: FetchedPage, question: str, start: int, limit: int, next_args: dict
+) -> tuple[str, str, object]:
+    """(the passages that answer *question* in the page from *start* on, each after its
+    offset label; the line after them: how many, and the exact call that reads around the
+    best one; the answer). At most :data:`QUESTION_CHARACTERS` are looked through (the line
+    gives the call that asks about the rest), and the passages hold at most *limit*
+    characters: a longer one is cut, saying where it goes on."""
+    from .passages import answer
+
     text = page.text or ""
-    size = _size(len(text), page.more_text)
-    if answer.best is None:
+    end = min(len(text), start + QUESTION_CHARACTERS)
+    found = answer(text, question, limit, start, end)
+    searched = _searched(page, start, end)
+    rest = ""
+    if end < len(text):
+        call = _read_call(page.url, {"question": question, **next_args}, end)
+        rest = f" The rest: {call}."
+    if found.best is None:
         return "", (
-            f"[No passage of this page's {size} characters answers the question well: this "
-            f"page may not answer the question. Read it in windows: "
-            f"{_read_call(page.url, next_args, None)}, or look for exact words with find.]"
-        )
+            f"[No passage of this page's {searched} answers the question well: this page "
+            f"may not answer the question.{rest} Read it in windows: "
+            f"{_read_call(page.url, next_args, start or None)}, or look for exact words with "
+            "find.]"
+        ), found
     blocks, used = [], 0
-    for start, end, code in _excerpts(answer.passages):
+    for first, last, code in _excerpts(found.passages):
         room = limit - used
         if room <= 0:
             break
-        shown = text[start:end]
+        shown = text[first:last]
         note = ""
         if len(shown) > room:
             from .budget import on_boundary
 
             shown = on_boundary(shown[:room], True)
-            note = f"\n[… cut here: it goes on from offset {start + len(shown)}]"
+            note = f"\n[… cut here: it goes on from offset {first + len(shown)}]"
         used += len(shown)
-        blocks.append(f"{_label(text, start, code)}\n{shown.strip(chr(10))}{note}")
-    count = len(answer.passages)
+        blocks.append(f"{_label(text, first, code)}\n{shown.strip(chr(10))}{note}")
+    count = len(found.passages)
     tail = (
-        f"[{count} passage{'s' if count != 1 else ''} for the question, from {size} "
-        f"characters; the best at offset {answer.best.start}. Read around it: "
-        f"{_read_call(page.url, next_args, answer.best.start)}]"
+        f"[{count} passage{'s' if count != 1 else ''} for the question, from {searched}; the "
+        f"best at offset {found.best.start}.{rest} Read around it: "
+        f"{_read_call(page.url, next_args, found.best.start)}]"
     )
-    return "\n\n".join(blocks), tail
+    return "\n\n".join(blocks), tail, found
 
 
 def _clip_line(line: str, hit: int | None) -> str:
@@ -288,7 +324,7 @@ def _clip_line(line: str, hit: int | None) -> str:
 
 
 def find_text(
-    page: FetchedPage, terms: Sequence[str], next_args: dict
+    page: FetchedPage, terms: Sequence[str], start: int, next_args: dict
 ) -> tuple[str, str, dict[str, int]]:
     """(the places the terms occur, the first :data:`FIND_OCCURRENCES` occurrences: a label
     with each occurrence's offset, then its line and a line either side; the line after them: how
@@ -297,13 +333,13 @@ def find_text(
     from .passages import find
 
     text = page.text or ""
-    places, counts = find(text, terms, FIND_OCCURRENCES)
+    places, counts = find(text, terms, FIND_OCCURRENCES, start)
     named = ", ".join(f'"{_one_line(term)}"' for term in counts)
-    size = _size(len(text), page.more_text)
+    size = _searched(page, start, len(text))
     if not places:
         return (
             "",
-            f"[No occurrence of {named} in this page's {size} characters (case ignored).]",
+            f"[No occurrence of {named} in this page's {size} (case ignored).]",
             counts,
         )
     blocks = []
@@ -324,7 +360,7 @@ def find_text(
     rest = f"; {total - shown} more not shown, after offset {last}" if total > shown else ""
     first = places[0].hits[0][0]
     tail = (
-        f"[{total} occurrence{'s' if total != 1 else ''} in {size} characters ({each}){rest}. "
+        f"[{total} occurrence{'s' if total != 1 else ''} in {size} ({each}){rest}. "
         f"Read around one: {_read_call(page.url, next_args, first)}]"
     )
     return "\n\n".join(blocks), tail, counts

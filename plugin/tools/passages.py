@@ -17,6 +17,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 
+import attrs
 from attrs import frozen
 
 __all__ = [
@@ -42,7 +43,8 @@ MIN_CONFIDENCE = 0.12
 #: How much of the text just before a code block counts as the code's own words.
 LEAD_CHARACTERS = 400
 
-_FENCE = re.compile(r"[ \t]*(?:>[ \t]?)*(`{3,}|~{3,})")
+_FENCE_LINE = re.compile(r"^[ \t]*(?:>[ \t]?)*(`{3,}|~{3,})(.*)$", re.M)
+_SPACE = re.compile(r"\s*")
 _PAGE_MARK = re.compile(r"^\[Page \d+ of \d+\]$")
 _MD_HEADING = re.compile(r"#{1,6}[ \t]")
 _WORD = re.compile(r"\S+")
@@ -67,26 +69,31 @@ class _Block:
     words: int
 
 
-def _lines(text: str) -> list[tuple[int, int]]:
-    """(start, end) of every line, without its line break."""
-    spans, start = [], 0
-    while start <= len(text):
-        end = text.find("\n", start)
-        if end == -1:
-            spans.append((start, len(text)))
-            break
-        spans.append((start, end))
-        start = end + 1
+def _code_spans(text: str) -> dict[int, int]:
+    """Fenced code blocks: the start of each opening fence line -> the end of the line that
+    closes it (a fence never closed opens nothing; one closed on its own line is inline code)."""
+    fences = [(m.start(), m.end(), m.group(1), m.group(2)) for m in _FENCE_LINE.finditer(text)]
+    # the longest bare fence of each kind at or after each fence line: is there a closer?
+    longest = {"`": [0] * (len(fences) + 1), "~": [0] * (len(fences) + 1)}
+    for index in range(len(fences) - 1, -1, -1):
+        _, _, fence, rest = fences[index]
+        for kind, lengths in longest.items():
+            lengths[index] = lengths[index + 1]
+            if kind == fence[0] and not rest.strip():
+                lengths[index] = max(lengths[index], len(fence))
+    spans: dict[int, int] = {}
+    index = 0
+    while index < len(fences):
+        start, _, fence, rest = fences[index]
+        if fence not in rest and longest[fence[0]][index + 1] >= len(fence):
+            for later in range(index + 1, len(fences)):
+                _, end, other, after = fences[later]
+                if other[0] == fence[0] and len(other) >= len(fence) and not after.strip():
+                    spans[start] = end
+                    index = later
+                    break
+        index += 1
     return spans
-
-
-def _closing_fence(fences: list[tuple[int, str, bool]], after: int, fence: str) -> int:
-    """The index of the line that closes a fence opened with *fence* before line *after*, or
-    -1. *fences* lists every fence line (index, fence, whether it is bare) in order."""
-    for index, other, bare in fences:
-        if index > after and bare and other[0] == fence[0] and len(other) >= len(fence):
-            return index
-    return -1
 
 
 def _is_heading(line: str) -> bool:
@@ -98,51 +105,48 @@ def _is_heading(line: str) -> bool:
 
 
 def _blocks(text: str) -> list[_Block]:
-    """Paragraphs (runs of non-blank lines), fenced code blocks, headings and page markers."""
-    lines = _lines(text)
-    fences = []  # (line index, fence, nothing after it)
-    for index, (start, end) in enumerate(lines):
-        if "`" in text[start : start + 8] or "~" in text[start : start + 8]:
-            match = _FENCE.match(text, start, end)
-            if match:
-                fences.append((index, match.group(1), not text[match.end() : end].strip()))
-    fence_at = {index: (fence, bare) for index, fence, bare in fences}
+    """Paragraphs (runs of non-blank lines), fenced code blocks, headings and page markers.
+    One pass over the lines, nothing kept per line (a page may have a million of them)."""
+    code = _code_spans(text)
     blocks: list[_Block] = []
-    run: list[tuple[int, int]] = []
+    run = [-1, -1, 0]  # the paragraph being read: start, end, lines
 
     def close_run() -> None:
-        if not run:
-            return
-        start, end = run[0][0], run[-1][1]
-        body = text[start:end]
-        kind = "heading" if len(run) == 1 and _is_heading(body) else "text"
-        blocks.append(_Block(start, end, kind, len(body.split())))
-        run.clear()
+        start, end, lines = run
+        if lines:
+            body = text[start:end]
+            kind = "heading" if lines == 1 and _is_heading(body) else "text"
+            blocks.append(_Block(start, end, kind, len(body.split())))
+        run[:] = [-1, -1, 0]
 
-    index = 0
-    while index < len(lines):
-        start, end = lines[index]
-        if index in fence_at:
-            fence, _ = fence_at[index]
-            closing = _closing_fence(fences, index, fence)
-            if closing != -1 and fence not in text[start:end].lstrip(" \t>")[len(fence) :]:
-                close_run()
-                stop = lines[closing][1]
-                blocks.append(_Block(start, stop, "code", len(text[start:stop].split())))
-                index = closing + 1
-                continue
-        line = text[start:end].strip()
+    position, size = 0, len(text)
+    while position <= size:
+        if position in code:
+            close_run()
+            stop = code[position]
+            blocks.append(_Block(position, stop, "code", len(text[position:stop].split())))
+            position = stop + 1
+            continue
+        end = text.find("\n", position)
+        end = size if end == -1 else end
+        line = text[position:end].strip()
         if not line:
             close_run()
+            # skip the whole run of blank lines at once: to the start of the next line with text
+            after = _SPACE.match(text, position).end()
+            if after > end:
+                end = text.rfind("\n", position, after)
         elif line[0] == "[" and _PAGE_MARK.match(line):
             close_run()
-            blocks.append(_Block(start, end, "page", 0))
-        elif line[0] == "#" and _MD_HEADING.match(text, start, end):
+            blocks.append(_Block(position, end, "page", 0))
+        elif line[0] == "#" and _MD_HEADING.match(text, position, end):
             close_run()
-            blocks.append(_Block(start, end, "heading", len(line.split())))
+            blocks.append(_Block(position, end, "heading", len(line.split())))
         else:
-            run.append((start, end))
-        index += 1
+            if not run[2]:
+                run[0] = position
+            run[1], run[2] = end, run[2] + 1
+        position = end + 1
     close_run()
     return blocks
 
@@ -272,6 +276,8 @@ def _documents(text: str, passages: Sequence[Passage]) -> list[list[str]]:
     the text before it (:func:`_words`, done in bulk: one lower-casing of the page, each
     distinct word stemmed once)."""
     lowered = text.lower()
+    if len(lowered) != len(text):  # a few letters lower-case to two: keep offsets aligned
+        lowered = "".join(ch.lower() if len(ch.lower()) == 1 else ch for ch in text)
     headings: dict[str, list[str]] = {}
     documents = []
     for number, passage in enumerate(passages):
@@ -322,16 +328,24 @@ class Answer:
     best: Passage | None = None
 
 
-def answer(text: str, question: str, max_characters: int | None = None) -> Answer:
-    """The few passages of *text* most relevant to *question*, in page order: the best ones
-    until they hold :data:`ANSWER_CHARACTERS`, at most :data:`TOP_PASSAGES`, none scoring under
-    :data:`RELATIVE_SCORE` of the best, within *max_characters* in all (the best passage is
-    always kept). None when even the best holds too little of what the question asks."""
+def answer(
+    text: str,
+    question: str,
+    max_characters: int | None = None,
+    start: int = 0,
+    end: int | None = None,
+) -> Answer:
+    """The few passages of ``text[start:end]`` most relevant to *question*, in page order
+    (their offsets are in *text*): the best ones until they hold :data:`ANSWER_CHARACTERS`, at
+    most :data:`TOP_PASSAGES`, none scoring under :data:`RELATIVE_SCORE` of the best, within
+    *max_characters* in all (the best passage is always kept). None when even the best holds
+    too little of what the question asks."""
+    part = text[start:end]
     query = _query(question)
-    if not query or not text.strip():
+    if not query or not part.strip():
         return Answer()
-    index = _index(text)
-    passages = index.passages
+    index = _index(part)
+    passages = [attrs.evolve(p, start=p.start + start, end=p.end + start) for p in index.passages]
     scores = index.scores(query)
     order = sorted(range(len(passages)), key=lambda i: -scores[i])
     best = order[0]
@@ -364,7 +378,8 @@ class _Index:
         ids = [[vocabulary.setdefault(token, len(vocabulary)) for token in doc] for doc in docs]
         self.vocabulary = vocabulary
         self.retriever = bm25s.BM25()
-        self.retriever.index(bm25s.tokenization.Tokenized(ids, vocabulary), show_progress=False)
+        if vocabulary:  # a page of one-letter words and symbols has nothing to index
+            self.retriever.index(bm25s.tokenization.Tokenized(ids, vocabulary), show_progress=False)
         self.terms = [frozenset(doc) for doc in docs]
 
     def scores(self, query: list[str]) -> list[float]:
@@ -427,32 +442,30 @@ class Found:
 
 
 def find(
-    text: str, terms: Sequence[str], limit: int | None = None
+    text: str, terms: Sequence[str], limit: int | None = None, start: int = 0
 ) -> tuple[list[Found], dict[str, int]]:
-    """The places where the terms occur (case ignored), in page order: the first *limit*
-    occurrences (all by default), each with a line of context on each side (overlapping
-    contexts merged); and how many times each term occurs in all."""
-    lowered = text.lower()
+    """The places where the terms occur in ``text[start:]`` (case ignored), in page order:
+    the first *limit* occurrences (all by default), each with a line of context on each side
+    (overlapping contexts merged); and how many times each term occurs there in all."""
     hits: list[tuple[int, str]] = []
     counts: dict[str, int] = {}
     for term in dict.fromkeys(t for t in terms if t):
-        needle = term.lower()
-        position, count = lowered.find(needle), 0
-        while position != -1:
-            hits.append((position, term))
+        count = 0
+        for match in re.finditer(re.escape(term), text[start:] if start else text, re.IGNORECASE):
+            if limit is None or count < limit:
+                hits.append((match.start() + start, term))
             count += 1
-            position = lowered.find(needle, position + max(1, len(needle)))
         counts[term] = count
     hits.sort()
     found: list[Found] = []
     for position, term in hits[:limit]:
-        start = _neighbour_start(text, _line_start(text, position))
-        end = _neighbour_end(text, _line_end(text, position))
-        if found and start <= found[-1].end:
-            last = found[-1]
-            found[-1] = Found(last.start, max(last.end, end), (*last.hits, (position, term)))
+        first = _neighbour_start(text, _line_start(text, position))
+        last = _neighbour_end(text, _line_end(text, position))
+        if found and first <= found[-1].end:
+            previous = found[-1]
+            found[-1] = Found(previous.start, max(previous.end, last), (*previous.hits, (position, term)))
         else:
-            found.append(Found(start, end, ((position, term),)))
+            found.append(Found(first, last, ((position, term),)))
     return found, counts
 
 

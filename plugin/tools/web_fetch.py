@@ -41,7 +41,7 @@ PARAMETERS: dict = {
         },
         "offset": {
             "type": "integer",
-            "description": "Start this many characters into each page's text (default 0), to read on where a previous call stopped.",
+            "description": "Start this many characters into each page's text (default 0), to read on where a previous call stopped; with question or find, where they start looking.",
             "minimum": 0,
         },
         "text_max_characters": {
@@ -123,7 +123,7 @@ def execute(args: dict, ctx: ToolContext) -> ToolResult:
     modes = _modes(args)
     offset = int(args.get("offset") or 0)
     window = int(args.get("text_max_characters") or DEFAULT_TEXT_MAX_CHARACTERS)
-    reading = _reading(args, modes, offset)
+    reading = _reading(args, modes)
     chosen = resolve("fetch", args.get("provider"))
     pconf, config = chosen.entry, chosen.config
     wanted = {name for name, on in modes.items() if on}
@@ -202,7 +202,7 @@ class Reading:
     terms: tuple[str, ...] = ()
 
 
-def _reading(args: dict, modes: dict[str, bool], offset: int) -> Reading | None:
+def _reading(args: dict, modes: dict[str, bool]) -> Reading | None:
     """The call's :class:`Reading`, or ``None`` for a window of text; a clean error for a
     question or find that cannot be answered as asked."""
     question = args.get("question")
@@ -215,11 +215,6 @@ def _reading(args: dict, modes: dict[str, bool], offset: int) -> Reading | None:
     if question is None and not terms:
         return None
     asked = "question" if question else "find"
-    if offset:
-        raise ToolError(
-            f"{asked} looks through each whole page, and offset reads a window of it: leave "
-            "offset out, or call again without the question to read from an offset."
-        )
     if not modes["text"]:
         raise ToolError(f"{asked} looks through the page text: leave text on (the default).")
     return Reading(question, terms)
@@ -258,7 +253,7 @@ def _render(
     if reading is None:
         has_text, bodies, tails, shown_as = _windows(pages, offset, window, next_args)
     else:
-        has_text, bodies, tails, shown_as = _readings(pages, reading, window, next_args)
+        has_text, bodies, tails, shown_as = _readings(pages, reading, offset, window, next_args)
 
     def build(shown_texts: list[str]) -> tuple[str, list]:
         parts, shown = [], []
@@ -328,20 +323,22 @@ def _windows(pages: list[Any], offset: int, window: int, next_args: dict) -> tup
     )
 
 
-def _readings(pages: list[Any], reading: Reading, window: int, next_args: dict) -> tuple:
+def _readings(
+    pages: list[Any], reading: Reading, offset: int, window: int, next_args: dict
+) -> tuple:
     """Per page: whether it shows text, the passages that answer the question and the
-    places the terms occur, the line (or lines) after them, and the facts for the details."""
-    from .model_text import answer_text, find_text
-    from .passages import answer
+    places the terms occur (from *offset* on), the line (or lines) after them, and the facts
+    for the details."""
+    from .model_text import answer_text, find_text, past_the_end
 
     has_text, bodies, tails, facts = [], [], [], []
     for page in pages:
-        readable = page.ok and bool(page.text)
-        has_text.append(page.ok and page.text is not None)
+        readable = page.ok and bool(page.text) and offset < len(page.text)
         parts, lines, fact = [], [], {}
+        if page.ok and page.text and not readable:
+            lines.append(past_the_end(page, offset))
         if readable and reading.question:
-            found = answer(page.text, reading.question, window)
-            body, line = answer_text(page, found, window, next_args)
+            body, line, found = answer_text(page, reading.question, offset, window, next_args)
             parts.append(body)
             lines.append(line)
             fact["passages"] = [[p.start, p.end] for p in found.passages]
@@ -350,12 +347,12 @@ def _readings(pages: list[Any], reading: Reading, window: int, next_args: dict) 
             else:
                 fact["bestOffset"] = found.best.start
         if readable and reading.terms:
-            body, line, counts = find_text(page, reading.terms, next_args)
+            body, line, counts = find_text(page, reading.terms, offset, next_args)
             parts.append(body)
             lines.append(line)
             fact["found"] = counts
         bodies.append("\n\n".join(part for part in parts if part))
-        has_text[-1] = has_text[-1] and (bool(bodies[-1]) or not readable)
+        has_text.append(page.ok and page.text is not None and bool(bodies[-1] or not page.text))
         joined = "\n".join(lines) or None
         tails.append(lambda text, joined=joined: joined)
         facts.append(lambda text, fact=fact: fact or None)

@@ -97,8 +97,8 @@ def _fetch(options: argparse.Namespace, cli: Any) -> int:
 
 #: The calls at the end of a page's section: reading on, around a passage, or in windows.
 _NEXT_CALL = re.compile(
-    r"(Next|Read around it|Read around one|Read it in windows): web_fetch (\{.*?\})"
-    r"(?=\]$|, or look for exact words)",
+    r"(Next|Read around it|Read around one|Read it in windows|The rest): web_fetch (\{.*?\})"
+    r"(?=\]$|, or look for exact words|\. )",
     re.M,
 )
 
@@ -122,6 +122,8 @@ def _as_command_lines(text: str) -> str:
             words += ["--max-chars", str(call["text_max_characters"])]
         if "provider" in call:
             words += ["--provider", str(call["provider"])]
+        if "question" in call:
+            words += ["--question", str(call["question"])]
         return f"{match.group(1)}: {shlex.join(words)}"
 
     text = _NEXT_CALL.sub(command, text).replace(

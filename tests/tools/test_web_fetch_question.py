@@ -147,7 +147,6 @@ def test_question_and_find_together(host, guide):
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        ({"question": "reload", "offset": 100}, "leave offset out"),
         ({"find": ["x"], "text": False, "summary": True}, "page text"),
         ({"find": ["  "]}, "not blank"),
         ({"question": "   "}, "blank"),
@@ -157,6 +156,33 @@ def test_questions_that_cannot_be_answered_as_asked_are_clean_errors(host, guide
     result = host.call("web_fetch", {"urls": [guide], **args})
     assert result.is_error and message in result.text
     assert "Traceback" not in result.text
+
+
+def test_an_offset_starts_the_search_there(host, guide):
+    start = GUIDE.index("## Logs")
+    asked = host.call("web_fetch", {"urls": [guide], "question": "reload nginx", "offset": start})
+    assert "nginx -s reload" not in asked.text
+    assert f"characters {start}–{len(GUIDE)} of {len(GUIDE)}" in asked.text
+    found = host.call("web_fetch", {"urls": [guide], "find": ["reload"], "offset": start})
+    assert 'No occurrence of "reload"' in found.text
+    past = host.call("web_fetch", {"urls": [guide], "find": ["reload"], "offset": 10**6})
+    assert "is past the end" in past.text and "(no text content)" not in past.text
+
+
+def test_a_long_page_is_asked_in_parts_each_ending_with_the_call_for_the_rest(
+    host, httpserver, direct, monkeypatch
+):
+    from pi_web_tools.tools import model_text
+
+    monkeypatch.setattr(model_text, "QUESTION_CHARACTERS", 2000)
+    url = serve(httpserver, {"/g": (200, "text/markdown", GUIDE)}) + "/g"
+    first = host.call("web_fetch", {"urls": [url], "question": "How do I reload nginx?"})
+    rest = re.search(r"The rest: web_fetch (\{.*?\})\. ", first.text)
+    assert rest, first.text
+    call = json.loads(rest.group(1))
+    assert call == {"urls": [url], "question": "How do I reload nginx?", "offset": 2000}
+    later = host.call("web_fetch", call)
+    assert "characters 2000–4000" in later.text
 
 
 def test_every_content_type(host, httpserver, direct):
