@@ -20,7 +20,6 @@ the goal is enforced on each: at least 90% hit at no more than a quarter of the 
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import os
 import re
@@ -151,9 +150,7 @@ def main(argv: list[str] | None = None) -> int:
     data = SAMPLE if options.quick else options.data
     questions = json.loads(QUESTIONS.read_text(encoding="utf-8"))["questions"]
     pages = _pages(data, {q["page"] for q in questions})
-    questions = [
-        q for q in questions if q["page"] in pages and options.half in (None, q["half"])
-    ]
+    questions = [q for q in questions if q["page"] in pages and options.half in (None, q["half"])]
     if not questions:
         print(f"bench/question.py: none of the question pages are in {data}", file=sys.stderr)
         return 2

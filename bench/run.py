@@ -328,7 +328,8 @@ def bench_question(agent: Path, reps: int) -> list[dict]:
     step = len(text) // (reps + 1)
     pages = {
         f"/docs/{rep}": (
-            (text[rep * step :] + text[: rep * step]).encode(), "text/markdown; charset=utf-8"
+            (text[rep * step :] + text[: rep * step]).encode(),
+            "text/markdown; charset=utf-8",
         )
         for rep in range(reps + 1)
     }

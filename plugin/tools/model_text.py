@@ -283,12 +283,16 @@ def answer_text(
         call = _read_call(page.url, {"question": question, **next_args}, end)
         rest = f" The rest: {call}."
     if found.best is None:
-        return "", (
-            f"[No passage of this page's {searched} answers the question well: this page "
-            f"may not answer the question.{rest} Read it in windows: "
-            f"{_read_call(page.url, next_args, start or None)}, or look for exact words with "
-            "find.]"
-        ), found
+        return (
+            "",
+            (
+                f"[No passage of this page's {searched} answers the question well: this page "
+                f"may not answer the question.{rest} Read it in windows: "
+                f"{_read_call(page.url, next_args, start or None)}, or look for exact words with "
+                "find.]"
+            ),
+            found,
+        )
     blocks, used = [], 0
     for first, last, code in _excerpts(found.passages):
         room = limit - used

@@ -101,7 +101,11 @@ def _is_heading(line: str) -> bool:
     if _MD_HEADING.match(line):
         return True
     stripped = line.strip()
-    return 0 < len(stripped) <= 60 and stripped[-1] not in ".,;:!?)]}\"'" and len(stripped.split()) <= 8
+    return (
+        0 < len(stripped) <= 60
+        and stripped[-1] not in ".,;:!?)]}\"'"
+        and len(stripped.split()) <= 8
+    )
 
 
 def _blocks(text: str) -> list[_Block]:
@@ -285,7 +289,9 @@ def _documents(text: str, passages: Sequence[Passage]) -> list[list[str]]:
         if passage.code and number and not passages[number - 1].code:
             # a code block is found by what the text just before it says it does
             lead = passages[number - 1]
-            words.extend(_TOKEN.findall(lowered, max(lead.start, lead.end - LEAD_CHARACTERS), lead.end))
+            words.extend(
+                _TOKEN.findall(lowered, max(lead.start, lead.end - LEAD_CHARACTERS), lead.end)
+            )
         if _MAYBE_IDENTIFIER.search(text, passage.start, passage.end):
             for identifier in _IDENTIFIER.findall(text, passage.start, passage.end):
                 words.extend(_parts(identifier))
@@ -463,7 +469,9 @@ def find(
         last = _neighbour_end(text, _line_end(text, position))
         if found and first <= found[-1].end:
             previous = found[-1]
-            found[-1] = Found(previous.start, max(previous.end, last), (*previous.hits, (position, term)))
+            found[-1] = Found(
+                previous.start, max(previous.end, last), (*previous.hits, (position, term))
+            )
         else:
             found.append(Found(first, last, ((position, term),)))
     return found, counts

@@ -12,8 +12,16 @@ import subprocess
 import pytest
 
 from tests.support import hits, serve
-from tests.support.hosts import PI_WEB, mcp_http_serving, mcp_http_session, result_text, run_async
-from tests.support.hosts import echo_tool_results, mcp_stdio_session, run_llm
+from tests.support.hosts import (
+    PI_WEB,
+    echo_tool_results,
+    mcp_http_serving,
+    mcp_http_session,
+    mcp_stdio_session,
+    result_text,
+    run_async,
+    run_llm,
+)
 
 FILLER = (
     "The harbour town keeps its old stone walls, and visitors walk along them in the evening "
@@ -98,7 +106,9 @@ def test_mcp_stdio_and_http_answer_questions_from_one_download(
         run_async(over_http)
     assert "nginx -s reload" in result_text(results["question"])
     assert "offset" in result_text(results["find"]) and '"worker" 1' in result_text(results["find"])
-    assert results["bad"].is_error and "question: give the question in words" in result_text(results["bad"])
+    assert results["bad"].is_error and "question: give the question in words" in result_text(
+        results["bad"]
+    )
     assert result_text(results["http"]) == result_text(results["question"])
     assert hits(httpserver, "/guide") == 1
 
@@ -106,7 +116,9 @@ def test_mcp_stdio_and_http_answer_questions_from_one_download(
 def test_llm_calls_web_fetch_with_a_question(tmp_path, guide):
     home = tmp_path / "llm-home"
     home.mkdir()
-    call = {"tool_calls": [{"name": "web_fetch", "arguments": {"urls": [guide], "question": QUESTION}}]}
+    call = {
+        "tool_calls": [{"name": "web_fetch", "arguments": {"urls": [guide], "question": QUESTION}}]
+    }
     proc = run_llm(home, "-m", "echo", "-T", "web_fetch", json.dumps(call))
     assert proc.returncode == 0, proc.stderr
     (result,) = echo_tool_results(proc.stdout)

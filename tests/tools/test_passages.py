@@ -22,7 +22,7 @@ def test_passages_are_spans_of_the_text_in_page_order():
     cut = passages.split(text)
     assert cut and all(0 <= p.start < p.end <= len(text) for p in cut)
     assert [p.start for p in cut] == sorted(p.start for p in cut)
-    assert all(a.end <= b.start for a, b in zip(cut, cut[1:]))
+    assert all(a.end <= b.start for a, b in zip(cut, cut[1:], strict=False))
     # nothing of the text is left out but the white space between passages
     covered = "".join(text[p.start : p.end] for p in cut)
     assert covered.replace(" ", "").replace("\n", "") == text.replace(" ", "").replace("\n", "")
@@ -43,7 +43,9 @@ def test_a_passage_never_crosses_a_heading_or_a_pdf_page_marker():
     cut = [text[p.start : p.end] for p in passages.split(text)]
     assert cut == ["[Page 1 of 2]\n\nA short first page.", "[Page 2 of 2]\n\nThe second page."]
     text = _page("Intro words here.", "## Install", "pip install it.")
-    assert [text[p.start : p.end] for p in passages.split(text)][-1] == "## Install\n\npip install it."
+    assert [text[p.start : p.end] for p in passages.split(text)][
+        -1
+    ] == "## Install\n\npip install it."
 
 
 def test_a_long_block_without_blank_lines_is_cut_at_line_breaks():

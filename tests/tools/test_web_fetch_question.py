@@ -252,4 +252,6 @@ def test_the_human_view_shows_the_question_and_how_many_passages(host, guide):
     assert "0 passages" in line and "may not answer" in line
     found = host.call("web_fetch", {"urls": [guide], "find": ["reload"]})
     assert "occurrences found" in render_result("web_fetch", found, RenderOptions(), PlainTheme())
-    assert '"reload"' in render_call("web_fetch", {"urls": [guide], "find": ["reload"]}, PlainTheme())
+    assert '"reload"' in render_call(
+        "web_fetch", {"urls": [guide], "find": ["reload"]}, PlainTheme()
+    )
