@@ -359,7 +359,7 @@ def bench_question(agent: Path, reps: int) -> list[dict]:
     window_m, _ = _median_spread(window)
     first_m, first_s = _median_spread(first)
     again_m, again_s = _median_spread(again)
-    size = f"{len(text):,} bytes of page text, a different question each call"
+    size = f"{len(text):,} characters of page text, a different question each call"
     return [
         {
             "target": "10a. web_fetch question on a cached 100 KB page, above a cached window",
