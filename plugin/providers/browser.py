@@ -158,13 +158,19 @@ def find_browser(executable: str | None = None) -> str | None:
 def setup_problem(executable: str | None = None) -> str | None:
     """What is missing to render pages (the library or a browser) and the one command that
     fixes it, or ``None`` when a browser can be driven."""
+    import importlib.util
+
     try:
         import playwright  # noqa: F401
     except ImportError:
+        missing = "Playwright"
+    else:  # the proxy's certificate is made with it (found, not imported, here)
+        missing = None if importlib.util.find_spec("cryptography") else "cryptography"
+    if missing is not None:
         from pi_hostspec.install import install_command
 
         return (
-            "the browser fetcher needs Playwright; install it with: "
+            f"the browser fetcher needs {missing}; install it with: "
             f"{install_command(_INSTALL_EXTRA)}"
         )
     if find_browser(executable) is None:

@@ -49,6 +49,22 @@ def test_a_missing_browser_names_the_one_command_for_this_machine(
         assert said.startswith(sys.executable) or said.startswith(f'"{sys.executable}"')
 
 
+def test_a_missing_certificate_library_names_the_install_command(monkeypatch):
+    """The browser's proxy makes its certificate with cryptography (the browser extra brings
+    it): without it, the same one command."""
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "cryptography" else real(name, *a),
+    )
+    problem = browser.setup_problem()
+    assert problem.startswith("the browser fetcher needs cryptography; install it with: ")
+    assert "[browser]" in problem
+
+
 def test_a_missing_driver_names_the_install_command(monkeypatch):
     monkeypatch.setitem(sys.modules, "playwright", None)  # import fails
     problem = browser.setup_problem()
