@@ -43,6 +43,7 @@ import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
 import attrs
@@ -609,7 +610,7 @@ class BrowserProvider:
                 try:
                     future.result(0.05)
                     break
-                except TimeoutError:
+                except FutureTimeout:  # TimeoutError from Python 3.11 on; not on 3.10
                     pass
                 if cancel is not None and cancel.is_set():
                     future.cancel()
@@ -705,11 +706,9 @@ class BrowserProvider:
 
         page = await context.new_page()
         watch = _PageWatch(page)
-        try:
-            session = await context.new_cdp_session(page)
-            target = (await session.send("Target.getTargetInfo"))["targetInfo"]["targetId"]
-        except Exception:  # noqa: BLE001 - a page that crashed at once
-            session, target = None, None
+        # The page's own protocol session and target id (to stop its scripts, to learn why it
+        # crashed), opened beside the navigation rather than before it.
+        protocol = _taken(asyncio.ensure_future(_page_protocol(context, page)))
         try:
             remaining = max(0.1, deadline - time.monotonic())
             try:
@@ -718,7 +717,7 @@ class BrowserProvider:
                 )
             except Exception as exc:  # noqa: BLE001 - navigation errors are the page's
                 if "ERR_ABORTED" not in str(exc) or watch.crashed:
-                    return {"error": await self._failure(exc, browser, target, proxy, watch)}
+                    return {"error": await self._failure(exc, browser, protocol, proxy, watch)}
                 # The page sent itself elsewhere before its document was in (a script's
                 # location change): the page is where that navigation ends.
                 try:
@@ -727,7 +726,7 @@ class BrowserProvider:
                         timeout=max(0.1, deadline - time.monotonic()) * 1000,
                     )
                 except Exception as later:  # noqa: BLE001
-                    return {"error": await self._failure(later, browser, target, proxy, watch)}
+                    return {"error": await self._failure(later, browser, protocol, proxy, watch)}
                 response = watch.document
             if page.url.startswith("chrome-error:"):  # the navigation failed
                 return {"error": self._navigation_failure(proxy, watch, None)}
@@ -748,7 +747,7 @@ class BrowserProvider:
             settle = min(self.options.settle_seconds, max(0.0, deadline - time.monotonic() - 0.5))
             await _settle(page, watch, settle)
             if "html" in found["content_type"] or not found["content_type"]:
-                found["html"], stopped = await _read_dom(page, session, watch, deadline)
+                found["html"], stopped = await _read_dom(page, protocol, watch, deadline)
                 if stopped:
                     found["note"] = (
                         "The page's scripts were still running when it was read; they were stopped"
@@ -760,7 +759,7 @@ class BrowserProvider:
             found["final_url"] = page.url
             return found
         except Exception as exc:  # noqa: BLE001 - the renderer crashed, or the page went away
-            return {"error": await self._failure(exc, browser, target, proxy, watch)}
+            return {"error": await self._failure(exc, browser, protocol, proxy, watch)}
         finally:
             try:
                 await asyncio.wait_for(page.close(), 2)
@@ -768,11 +767,12 @@ class BrowserProvider:
                 pass
 
     async def _failure(
-        self, exc: BaseException, browser: _Browser, target: str | None, proxy: Any, watch: Any
+        self, exc: BaseException, browser: _Browser, protocol: Any, proxy: Any, watch: Any
     ) -> str:
         """Why a page failed: its renderer crashed (over the memory limit, or otherwise), the
         guard refused its document, or the browser's own error."""
         if watch.crashed or "crash" in str(exc).lower():
+            _session, target = await _protocol_of(protocol)
             for _ in range(20):  # the browser's crash report may follow the page's event
                 if target in browser.crashes:
                     break
@@ -933,7 +933,7 @@ async def _settle(page: Any, watch: _PageWatch, seconds: float) -> None:
 
 
 async def _read_dom(
-    page: Any, session: Any, watch: _PageWatch, deadline: float
+    page: Any, protocol: Any, watch: _PageWatch, deadline: float
 ) -> tuple[str, bool]:
     """The page's DOM as HTML, and whether its scripts had to be stopped for it. A page whose
     scripts hold its thread (a loop) does not answer: its running script is terminated
@@ -947,6 +947,7 @@ async def _read_dom(
         ), False
     except asyncio.TimeoutError:
         reading.cancel()
+        session, _target = await _protocol_of(protocol)
         if session is None:
             raise
     attempt: asyncio.Future | None = None
@@ -981,6 +982,21 @@ def _taken(task: asyncio.Future) -> asyncio.Future:
     never retrieved")."""
     task.add_done_callback(lambda done: done.cancelled() or done.exception())
     return task
+
+
+async def _page_protocol(context: Any, page: Any) -> tuple[Any, str | None]:
+    """A DevTools protocol session of *page*, and its target id."""
+    session = await context.new_cdp_session(page)
+    return session, (await session.send("Target.getTargetInfo"))["targetInfo"]["targetId"]
+
+
+async def _protocol_of(protocol: asyncio.Future) -> tuple[Any, str | None]:
+    """The page's session and target id, or ``(None, None)`` when they could not be had (a
+    page that crashed at once)."""
+    try:
+        return await asyncio.wait_for(asyncio.shield(protocol), 2)
+    except Exception:  # noqa: BLE001
+        return None, None
 
 
 async def _outer_html(session: Any) -> str:

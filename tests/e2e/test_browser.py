@@ -510,3 +510,26 @@ def test_five_shells_render_in_parallel(recorders):
     assert all(page.ok for page in pages), [page.error for page in pages]
     assert took < 4.0, f"5 pages of 1 s each took {took:.1f} s"
     assert json.dumps([page.url for page in pages])
+
+
+def test_an_https_page_is_verified_against_requests_ca_bundle(write_config, tmp_path):
+    """An HTTPS page reaches the browser through the call's proxy (its tunnel answered by
+    pi-web-tools) and is fetched by requests, verified against REQUESTS_CA_BUNDLE: with the
+    site's CA it renders; without, the URL fails for TLS and the site gets no request."""
+    from tests.support.browser_site import browser_config, fetch_json, html, outcomes, tls_site
+
+    site, ca = tls_site({"/page": html(_shell(words="served over TLS"))}, tmp_path)
+    try:
+        write_config(browser_config(allowPrivateNetwork=True))
+        url = f"https://127.0.0.1:{site.port}/page"
+        trusted = fetch_json(url, env={"REQUESTS_CA_BUNDLE": str(ca)})
+        assert outcomes(trusted) == {url: "ok"}, trusted
+        assert "This text was served over TLS in the page." in trusted["content"][0]["text"]
+        untrusted = fetch_json(url)
+        assert outcomes(untrusted) == {
+            url: "the page could not be loaded (TLS/SSL error (check the certificate or "
+            "REQUESTS_CA_BUNDLE))"
+        }, untrusted
+        assert site.asked() == ["/page"]
+    finally:
+        site.close()

@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
+from typing import Any
 
 from .loopback import LoopbackServer
 
@@ -58,7 +59,9 @@ class Site(LoopbackServer):
     otherwise. Every request is recorded in :attr:`requests` as ``(method, path)``, every
     request's headers in :attr:`headers`."""
 
-    def __init__(self, routes: dict[str, Answer | Callable[..., Answer]] | None = None):
+    def __init__(
+        self, routes: dict[str, Answer | Callable[..., Answer]] | None = None, tls: Any = None
+    ):
         self.routes = dict(routes or {})
         self.requests: list[tuple[str, str]] = []
         self.headers: list[dict] = []
@@ -99,6 +102,10 @@ class Site(LoopbackServer):
             do_GET = do_POST = do_PUT = do_DELETE = do_OPTIONS = do_HEAD = _answer
 
         super().__init__(Handler)
+        if tls is not None:  # HTTPS: each connection's handshake in its own handler thread
+            self.server.socket = tls.wrap_socket(
+                self.server.socket, server_side=True, do_handshake_on_connect=False
+            )
         self.start()
 
     def asked(self, method: str | None = None) -> list[str]:
@@ -178,3 +185,49 @@ def proxy_env(proxy: Site) -> dict[str, str]:
         "NO_PROXY": "",
         "no_proxy": "",
     }
+
+
+def tls_site(routes: dict, folder: Path) -> tuple[Site, Path]:
+    """A :class:`Site` serving HTTPS on 127.0.0.1 with a certificate of a private CA made
+    here, and the CA's certificate file (for ``REQUESTS_CA_BUNDLE``)."""
+    import datetime
+    import ipaddress
+    import ssl
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    now = datetime.datetime.now(datetime.timezone.utc)
+
+    def certificate(subject: str, key, issuer: str, signer, *, ca: bool):
+        builder = (
+            x509.CertificateBuilder()
+            .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, subject)]))
+            .issuer_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, issuer)]))
+            .public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(days=1))
+            .not_valid_after(now + datetime.timedelta(days=2))
+            .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
+        )
+        if not ca:
+            builder = builder.add_extension(
+                x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+                critical=False,
+            )
+        return builder.sign(signer, hashes.SHA256())
+
+    ca_key, key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
+    ca = certificate("test CA", ca_key, "test CA", ca_key, ca=True)
+    leaf = certificate("127.0.0.1", key, "test CA", ca_key, ca=False)
+    pem = serialization.Encoding.PEM
+    (folder / "ca.pem").write_bytes(ca.public_bytes(pem))
+    (folder / "leaf.pem").write_bytes(leaf.public_bytes(pem))
+    (folder / "leaf.key").write_bytes(
+        key.private_bytes(pem, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(folder / "leaf.pem", folder / "leaf.key")
+    return Site(routes, tls=context), folder / "ca.pem"
