@@ -60,20 +60,25 @@ def reset() -> None:
 def provider_types(*extra: Any, builtins: bool = True) -> Iterator[dict[str, ProviderType]]:
     """Register provider types in-process while the block runs, then restore the usual ones.
 
-    Each argument is a :class:`ProviderType` or a plugin (a module or object with a
-    ``register_provider_types`` hook implementation). With *builtins* (default) the installed
-    types (entry points) are kept beside them; a type given here replaces an installed one of
-    the same name (so a plugin's own tests can pass its type whether it is installed or not).
+    Each argument is a :class:`ProviderType`, a :class:`~pi_web_tools.Reader` or a plugin (a
+    module or object with a ``register_provider_types`` or ``register_readers`` hook
+    implementation). With *builtins* (default) the installed types and readers (entry points)
+    are kept beside them; one given here replaces an installed one of the same name (so a
+    plugin's own tests can pass its type whether it is installed or not).
     """
+    from .api.readers import Reader
     from .runtime import config, registry
 
-    plugins = [item for item in extra if not isinstance(item, ProviderType)]
+    plugins = [item for item in extra if not isinstance(item, (ProviderType, Reader))]
     pm = registry.get_provider_manager(load_entrypoints=builtins, plugins=plugins)
     types = registry.collect_provider_types(pm, raise_for=plugins)
+    readers = registry.collect_readers(pm, raise_for=plugins)
     for item in extra:
         if isinstance(item, ProviderType):
             types[item.name] = item
-    registry.set_provider_types(types)
+        elif isinstance(item, Reader):
+            readers[item.name] = item
+    registry.set_provider_types(types, manager=pm, reader_list=readers)
     config.clear_cache()
     try:
         yield types

@@ -4,7 +4,7 @@
 Names load on first access (PEP 562), so a host that imports the plugin pays for none of them;
 the modules behind them are this folder's: ``types`` (capabilities, options, requests, responses,
 :class:`ProviderType`), ``errors``, ``http_client`` (:class:`HttpClient`), ``retry``,
-``redaction``, ``netguard``, ``html_text`` and ``hookspecs``.
+``redaction``, ``netguard``, ``html_text``, ``readers`` (site readers) and ``hookspecs``.
 """
 
 from __future__ import annotations
@@ -57,7 +57,14 @@ HOME = {
     "positive": "types",
     "text_field": "types",
     "url_key": "types",
+    "html_to_markdown": "html_text",
     "html_to_text": "html_text",
+    "Reader": "readers",
+    "ReaderError": "readers",
+    "ReaderToken": "readers",
+    "ReaderWeb": "readers",
+    "Reading": "readers",
+    "WebResponse": "readers",
     "ConfigError": "errors",
     "ProviderError": "errors",
     "HttpClient": "http_client",
