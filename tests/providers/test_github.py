@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
-import responses
 from pi_web_tools.api.readers import ReaderError
 from pi_web_tools.providers.github import GITHUB
-from pi_web_tools.runtime.reader_web import SiteWeb, forget_command_tokens
 
 from tests.support.sites import (
     GITHUB_TOKEN,
@@ -16,32 +12,17 @@ from tests.support.sites import (
     REPO,
     SHA,
     Answer,
-    Sites,
     app_source,
     json_answer,
+    read_with,
     text_answer,
 )
 
 HELLO = f"https://github.com/{OWNER}/{REPO}"
 
 
-@pytest.fixture
-def sites(monkeypatch):
-    """The fake sites behind ``responses``; no token in the environment or from gh."""
-    monkeypatch.delenv("GITHUB_TOKEN", raising=False)
-    monkeypatch.delenv("GH_TOKEN", raising=False)
-    monkeypatch.setenv("PATH", "/nonexistent")  # no gh CLI to ask for a token
-    forget_command_tokens()
-    fake = Sites()
-    with responses.RequestsMock(assert_all_requests_are_fired=False) as rsps:
-        fake.activate(rsps)
-        yield fake
-    forget_command_tokens()
-
-
-def read(url: str, seconds: float = 10):
-    web = SiteWeb(GITHUB, deadline=time.monotonic() + seconds, allow_private=True)
-    return GITHUB.read(url, web), web
+def read(url: str):
+    return read_with(GITHUB, url)
 
 
 def test_a_blob_url_gives_the_files_exact_text_from_the_raw_host(sites):

@@ -172,6 +172,18 @@ class Sites:
             "raw.githubusercontent.com": self._github_raw,
             "github.com": self._github_web,
             "patch-diff.githubusercontent.com": self._github_diff,
+            "pypi.org": self._pypi,
+            "registry.npmjs.org": self._npm_registry,
+            "www.npmjs.com": self._bot_wall,
+            "api.stackexchange.com": self._stackexchange,
+            "stackoverflow.com": self._bot_wall,
+            "unix.stackexchange.com": self._bot_wall,
+            "hn.algolia.com": self._hn,
+            "news.ycombinator.com": self._hn_page,
+            "export.arxiv.org": self._arxiv_api,
+            "arxiv.org": self._arxiv,
+            "en.wikipedia.org": self._wikipedia,
+            "www.reddit.com": self._reddit,
         }.get(host)
         if handler is None:
             return text_answer(f"no fake for {host}", 502)
@@ -565,6 +577,174 @@ class Sites:
             return text_answer(PULL_DIFF, kind="text/plain; charset=utf-8")
         return text_answer("404: Not Found", 404)
 
+    # --- package registries --------------------------------------------------------------------
+
+    def _pypi(self, path: str, query: dict, headers: dict) -> Answer:
+        found = re.fullmatch(r"/pypi/([^/]+)(?:/([^/]+))?/json", path)
+        if found:
+            name, version = unquote(found.group(1)), found.group(2)
+            normal = re.sub(r"[-_.]+", "-", name).lower()
+            if normal != "pi-demo":
+                return json_answer({"message": "Not Found"}, 404)
+            if name != normal:  # PyPI redirects to the normalized name
+                tail = f"/{version}" if version else ""
+                return Answer(301, {"Location": f"https://pypi.org/pypi/{normal}{tail}/json"})
+            if version not in (None, "2.1.0", "2.0.0"):
+                return json_answer({"message": "Not Found"}, 404)
+            return json_answer(pypi_document(version or "2.1.0"))
+        if path.startswith("/project/"):
+            return text_answer(pypi_page(), kind="text/html; charset=utf-8")
+        return text_answer("Not Found", 404)
+
+    def _npm_registry(self, path: str, query: dict, headers: dict) -> Answer:
+        name = unquote(path.lstrip("/"))
+        if name in ("tiny-lib", "@scope/widget"):
+            return json_answer(npm_document(name))
+        if name == "huge-lib":
+            return json_answer({**npm_document(name), "padding": "x" * (17 * 1024 * 1024)})
+        if name == "huge-lib/latest":
+            return json_answer(npm_document("huge-lib")["versions"]["1.4.2"])
+        return json_answer({"error": "Not found"}, 404)
+
+    def _bot_wall(self, path: str, query: dict, headers: dict) -> Answer:
+        """How npmjs.com and Stack Overflow's pages answer a bot: a Cloudflare 403."""
+        return text_answer(
+            "<!DOCTYPE html><html><head><title>Just a moment...</title></head><body>"
+            "<h1>Checking your browser</h1><p>Enable JavaScript and cookies to continue</p>"
+            "</body></html>",
+            403,
+            kind="text/html; charset=UTF-8",
+            **{"cf-mitigated": "challenge", "Server": "cloudflare"},
+        )
+
+    # --- Stack Exchange ------------------------------------------------------------------------
+
+    def _stackexchange(self, path: str, query: dict, headers: dict) -> Answer:
+        with self.lock:
+            self.se_quota -= 1
+            quota = self.se_quota
+        wrapper = {"quota_max": 300, "quota_remaining": quota}
+        if self.se_backoff:
+            wrapper["backoff"] = self.se_backoff
+        if quota < 0:
+            return json_answer(
+                {
+                    "error_id": 502,
+                    "error_message": "too many requests from this IP, more requests available in 76327 seconds",
+                    "error_name": "throttle_violation",
+                },
+                400,
+                **{"X-Gzip": "1"},
+            )
+        site = query.get("site", "")
+        if site not in ("stackoverflow.com", "stackoverflow", "unix.stackexchange.com"):
+            return json_answer(
+                {
+                    "error_id": 400,
+                    "error_message": f"No site found for name `{site}`",
+                    "error_name": "bad_parameter",
+                },
+                400,
+            )
+        if query.get("filter") not in (None, "withbody") and path.startswith("/2.3/questions"):
+            return json_answer(
+                {"error_id": 404, "error_message": "no filter", "error_name": "bad_parameter"}, 400
+            )
+        found = re.fullmatch(r"/2\.3/questions/(\d+)(/answers)?", path)
+        if found:
+            question = se_question() if found.group(1) == "11227809" else None
+            if found.group(2):
+                answers = se_answers() if question else []
+                size = int(query.get("pagesize", 30))
+                page = int(query.get("page", 1))
+                ordered = sorted(answers, key=lambda a: -a["score"])
+                chunk = ordered[(page - 1) * size : page * size]
+                return json_answer(
+                    {"items": chunk, "has_more": page * size < len(ordered), **wrapper},
+                    **{"X-Gzip": "1"},
+                )
+            return json_answer(
+                {"items": [question] if question else [], "has_more": False, **wrapper},
+                **{"X-Gzip": "1"},
+            )
+        found = re.fullmatch(r"/2\.3/answers/(\d+)", path)
+        if found:
+            items = (
+                [{"answer_id": int(found.group(1)), "question_id": 11227809}]
+                if found.group(1) == "11227832"
+                else []
+            )
+            return json_answer({"items": items, "has_more": False, **wrapper})
+        return json_answer(
+            {
+                "error_id": 404,
+                "error_message": "no method found with this name",
+                "error_name": "no_method",
+            },
+            404,
+        )
+
+    # --- Hacker News, arXiv, Wikipedia, Reddit -------------------------------------------------
+
+    def _hn(self, path: str, query: dict, headers: dict) -> Answer:
+        found = re.fullmatch(r"/api/v1/items/(\d+)", path)
+        if found and found.group(1) == "8863":
+            return json_answer(hn_item())
+        return json_answer({"status": 404, "error": "Not Found"}, 404)
+
+    def _hn_page(self, path: str, query: dict, headers: dict) -> Answer:
+        return text_answer(
+            "<html><head><title>My YC app | Hacker News</title></head><body><center><table>"
+            + "".join(f"<tr><td><a href='news?p={n}'>link {n}</a></td></tr>" for n in range(40))
+            + "</table></center></body></html>",
+            kind="text/html; charset=utf-8",
+        )
+
+    def _arxiv_api(self, path: str, query: dict, headers: dict) -> Answer:
+        if path != "/api/query":
+            return text_answer("Not Found", 404)
+        return text_answer(
+            arxiv_feed(query.get("id_list", "")), kind="application/atom+xml; charset=utf-8"
+        )
+
+    def _arxiv(self, path: str, query: dict, headers: dict) -> Answer:
+        if path == "/html/2401.00001v2":
+            return text_answer(ARXIV_HTML, kind="text/html; charset=utf-8")
+        if path == "/pdf/2402.00002":
+            from tests.pdfs import make_pdf
+
+            return text_answer(
+                make_pdf(["Deep results on page one", "More on page two"]), kind="application/pdf"
+            )
+        return text_answer(
+            "<html><body>No HTML for this paper</body></html>", 404, kind="text/html"
+        )
+
+    def _wikipedia(self, path: str, query: dict, headers: dict) -> Answer:
+        path = unquote(path)
+        if path == "/api/rest_v1/page/html/Python_(programming_language)":
+            return text_answer(
+                WIKIPEDIA_HTML,
+                kind='text/html; charset=utf-8; profile="https://www.mediawiki.org/wiki/Specs/HTML/2.8.0"',
+            )
+        if path == "/api/rest_v1/page/html/Python_language":
+            return Answer(302, {"Location": "Python_(programming_language)"})
+        if path.startswith("/api/rest_v1/page/html/"):
+            return json_answer(
+                {
+                    "type": "https://mediawiki.org/wiki/HyperSwitch/errors/not_found",
+                    "title": "Not found.",
+                    "method": "get",
+                    "detail": "Page or revision not found.",
+                    "uri": path,
+                },
+                404,
+            )
+        return text_answer("<html><body>menus</body></html>", kind="text/html")
+
+    def _reddit(self, path: str, query: dict, headers: dict) -> Answer:
+        return text_answer("<html><body>Blocked</body></html>", 403, kind="text/html")
+
     # --- transports ----------------------------------------------------------------------------
 
     def activate(self, rsps) -> None:
@@ -572,13 +752,266 @@ class Sites:
 
         def callback(request):
             answer = self.answer(request.url, dict(request.headers))
-            return answer.status, answer.headers, answer.body
+            headers = {k: v for k, v in answer.headers.items() if k != "X-Gzip"}
+            return answer.status, headers, answer.body
 
         rsps.add_callback("GET", re.compile(r"https?://.*"), callback=callback)
 
     def serve(self) -> FakeSiteServer:
         """A started loopback server answering ``{base}/{host}{path}``."""
         return FakeSiteServer(self).start()
+
+
+def read_with(reader, url: str, seconds: float = 10.0):
+    """*url* read by *reader* through a fresh ``SiteWeb`` with the network guard off (the
+    test's transport answers): (its reading, the web)."""
+    from pi_web_tools.runtime.reader_web import SiteWeb
+
+    web = SiteWeb(reader, deadline=time.monotonic() + seconds, allow_private=True)
+    return reader.read(url, web), web
+
+
+def pypi_document(version: str) -> dict:
+    """PyPI's JSON for the project pi-demo at *version*."""
+    return {
+        "info": {
+            "name": "pi-demo",
+            "version": version,
+            "summary": "A demo package for the readers' tests",
+            "requires_python": ">=3.9",
+            "requires_dist": ["idna>=3.4", "rich>=13; extra == 'cli'"],
+            "license_expression": "MIT",
+            "license": None,
+            "project_urls": {
+                "Homepage": "https://demo.example",
+                "Source": "https://github.com/octo-org/hello",
+            },
+            "home_page": None,
+            "description": "# pi-demo\n\nInstall with `pip install pi-demo`.\n\n```python\nimport pi_demo\n```\n",
+            "description_content_type": "text/markdown",
+            "yanked": False,
+        },
+        "urls": [
+            {
+                "filename": f"pi_demo-{version}-py3-none-any.whl",
+                "packagetype": "bdist_wheel",
+                "upload_time_iso_8601": "2026-04-01T10:00:00.000000Z",
+                "size": 12345,
+            },
+            {
+                "filename": f"pi_demo-{version}.tar.gz",
+                "packagetype": "sdist",
+                "upload_time_iso_8601": "2026-04-01T10:00:01.000000Z",
+                "size": 23456,
+            },
+        ],
+        "releases": {"2.0.0": [], "2.1.0": []},
+        "vulnerabilities": [],
+        "last_serial": 1,
+    }
+
+
+def pypi_page() -> str:
+    """pypi.org's project page as it is served: navigation, sidebar, the README in the middle."""
+    nav = "".join(f'<li><a href="/help/#{n}">Help topic {n}</a></li>' for n in range(60))
+    return (
+        "<!DOCTYPE html><html><head><title>pi-demo · PyPI</title></head><body>"
+        f"<header><nav><ul>{nav}</ul></nav></header><main><h1>pi-demo 2.1.0</h1>"
+        "<p>pip install pi-demo</p><aside><h3>Navigation</h3><ul><li>Project description</li>"
+        "<li>Release history</li><li>Download files</li></ul></aside>"
+        "<div class='project-description'><h1>pi-demo</h1><p>Install with <code>pip install pi-demo</code>.</p></div>"
+        f"</main><footer><ul>{nav}</ul></footer></body></html>"
+    )
+
+
+def npm_document(name: str) -> dict:
+    """The registry's document of the npm package *name*."""
+    return {
+        "_id": name,
+        "name": name,
+        "description": "A tiny library for the readers' tests",
+        "dist-tags": {"latest": "1.4.2", "next": "2.0.0-beta.1"},
+        "versions": {
+            "1.4.2": {
+                "name": name,
+                "version": "1.4.2",
+                "description": "A tiny library for the readers' tests",
+                "license": "MIT",
+                "engines": {"node": ">=18"},
+                "dependencies": {"left-pad": "^1.3.0"},
+                "peerDependencies": {"react": ">=18"},
+                "repository": {
+                    "type": "git",
+                    "url": "git+https://github.com/octo-org/tiny-lib.git",
+                },
+                "homepage": "https://tiny.example",
+            },
+            "2.0.0-beta.1": {"name": name, "version": "2.0.0-beta.1"},
+        },
+        "time": {"created": "2025-01-01T00:00:00.000Z", "1.4.2": "2026-03-03T00:00:00.000Z"},
+        "readme": "# tiny-lib\n\n```js\nimport tiny from 'tiny-lib'\n```\n",
+        "readmeFilename": "README.md",
+        "license": "MIT",
+    }
+
+
+def se_question() -> dict:
+    return {
+        "question_id": 11227809,
+        "title": "Why is processing a sorted array faster than processing an unsorted array?",
+        "body": '<p>Here is a piece of <strong>C++</strong> code:</p>\n<pre class="lang-cpp"><code>for (unsigned c = 0; c &lt; arraySize; ++c)\n    data[c] = std::rand() % 256;\n</code></pre>\n<p>Why?</p>',
+        "score": 27000,
+        "answer_count": 3,
+        "accepted_answer_id": 11227902,
+        "tags": ["java", "c++", "performance"],
+        "owner": {"display_name": "GManNickG"},
+        "creation_date": 1340805096,
+        "link": "https://stackoverflow.com/questions/11227809/why-is-processing-a-sorted-array-faster",
+        "is_answered": True,
+    }
+
+
+def se_answers() -> list[dict]:
+    return [
+        {
+            "answer_id": 11227902,
+            "score": 34000,
+            "is_accepted": True,
+            "owner": {"display_name": "Mysticial"},
+            "creation_date": 1340805300,
+            "body": '<p>You are a victim of <a href="https://en.wikipedia.org/wiki/Branch_predictor">branch prediction</a> fail.</p>\n<pre><code>if (data[c] &gt;= 128)\n    sum += data[c];\n</code></pre>',
+        },
+        {
+            "answer_id": 11227832,
+            "score": 4500,
+            "is_accepted": False,
+            "owner": {"display_name": "Daniel Fischer"},
+            "creation_date": 1340805200,
+            "body": "<p>Branch prediction.</p>",
+        },
+        {
+            "answer_id": 11303693,
+            "score": 3000,
+            "is_accepted": False,
+            "owner": {"display_name": "WiSaGaN"},
+            "creation_date": 1341200000,
+            "body": "<p>Use a <code>cmov</code>.</p>",
+        },
+    ]
+
+
+def hn_item() -> dict:
+    def node(n: int, author: str, text: str | None, children: list) -> dict:
+        return {
+            "id": n,
+            "type": "comment",
+            "author": author,
+            "text": text,
+            "created_at": "2026-01-02T03:04:05.000Z",
+            "children": children,
+            "parent_id": 8863,
+        }
+
+    return {
+        "id": 8863,
+        "type": "story",
+        "title": "My YC app: Dropbox - Throw away your USB drive",
+        "url": "http://www.getdropbox.com/u/2/screencast.html",
+        "author": "dhouston",
+        "points": 111,
+        "created_at": "2007-04-04T19:16:40.000Z",
+        "text": None,
+        "parent_id": None,
+        "children": [
+            node(
+                9224,
+                "BrandonM",
+                "<p>I have a few qualms with this app:</p><p>1. For a Linux user, you can already build such a system yourself quite trivially</p>",
+                [
+                    node(
+                        9272,
+                        "dhouston",
+                        "<p>1. re: the first part, many people want something simple.</p>",
+                        [
+                            node(
+                                9479,
+                                "BrandonM",
+                                "<p>You are correct that this presents a very good, easy-to-use solution.</p>",
+                                [],
+                            ),
+                        ],
+                    ),
+                ],
+            ),
+            node(8952, None, None, []),
+            node(
+                8917,
+                "bay",
+                '<p>Looks great. <a href="http://example.com/a/very/long/link" rel="nofollow">http://example.com/a/very/...</a></p>',
+                [],
+            ),
+        ],
+    }
+
+
+def arxiv_feed(ids: str) -> str:
+    """arXiv's export API answer for ``id_list=ids``."""
+    head = (
+        '<?xml version="1.0" encoding="UTF-8"?>\n<feed xmlns="http://www.w3.org/2005/Atom">'
+        '<title type="html">ArXiv Query: search_query=&amp;id_list=' + ids + "</title>"
+        '<opensearch:totalResults xmlns:opensearch="http://a9.com/-/spec/opensearch/1.1/">{n}</opensearch:totalResults>'
+    )
+    papers = {
+        "2401.00001v2": (
+            "Attention Is Still All You Need",
+            ["Ada Lovelace", "Alan Turing"],
+            "cs.CL",
+        ),
+        "2402.00002": ("Deep Results Without HTML", ["Grace Hopper"], "cs.LG"),
+    }
+    if ids not in papers:
+        return head.format(n=0) + "</feed>"
+    title, authors, category = papers[ids]
+    entry = (
+        f"<entry><id>http://arxiv.org/abs/{ids}</id><updated>2024-01-05T00:00:00Z</updated>"
+        f"<published>2024-01-01T00:00:00Z</published><title>{title}</title>"
+        "<summary>  We show that attention, once more,\n  is all you need.\n</summary>"
+        + "".join(f"<author><name>{a}</name></author>" for a in authors)
+        + '<arxiv:comment xmlns:arxiv="http://arxiv.org/schemas/atom">12 pages, 3 figures</arxiv:comment>'
+        f'<link href="http://arxiv.org/abs/{ids}" rel="alternate" type="text/html"/>'
+        f'<link title="pdf" href="http://arxiv.org/pdf/{ids}" rel="related" type="application/pdf"/>'
+        f'<arxiv:primary_category xmlns:arxiv="http://arxiv.org/schemas/atom" term="{category}" scheme="http://arxiv.org/schemas/atom"/>'
+        f'<category term="{category}" scheme="http://arxiv.org/schemas/atom"/><category term="cs.AI" scheme="http://arxiv.org/schemas/atom"/>'
+        "</entry>"
+    )
+    return head.format(n=1) + entry + "</feed>"
+
+
+ARXIV_HTML = (
+    "<!DOCTYPE html><html><head><title>Attention Is Still All You Need</title></head><body>"
+    "<article class='ltx_document'><h1 class='ltx_title'>Attention Is Still All You Need</h1>"
+    "<section><h2>1 Introduction</h2><p>Transformers remain the workhorse of sequence modelling. "
+    "We revisit the original architecture and measure it again on modern benchmarks, finding "
+    "that the attention mechanism alone still explains most of the gains reported since.</p>"
+    "<p>Our contributions are threefold: a re-implementation, a careful evaluation, and a "
+    "discussion of what changed in the data rather than in the models.</p></section>"
+    "<section><h2>2 Method</h2><p>We train the base model for 100k steps with the published "
+    "hyper-parameters and report the mean of five seeds on each benchmark considered here.</p>"
+    "</section></article></body></html>"
+)
+
+WIKIPEDIA_HTML = (
+    "<!DOCTYPE html><html prefix='dc: http://purl.org/dc/terms/'><head><meta charset='utf-8'/>"
+    "<title>Python (programming language)</title></head><body>"
+    "<section data-mw-section-id='0'><p><b>Python</b> is a high-level, general-purpose "
+    "programming language. Its design philosophy emphasizes code readability with the use of "
+    "significant indentation. Python is dynamically type-checked and garbage-collected.</p>"
+    "<p>Guido van Rossum began working on Python in the late 1980s as a successor to the ABC "
+    "programming language and first released it in 1991 as Python 0.9.0.</p></section>"
+    "<section data-mw-section-id='1'><h2 id='History'>History</h2><p>Python was conceived in "
+    "the late 1980s by Guido van Rossum at Centrum Wiskunde &amp; Informatica in the "
+    "Netherlands. Python 3.0 was released on 3 December 2008.</p></section></body></html>"
+)
 
 
 def github_page(path: str) -> str:
@@ -666,6 +1099,7 @@ __all__ = [
     "Sites",
     "app_source",
     "json_answer",
+    "read_with",
     "text_answer",
     "github_page",
 ]
