@@ -132,9 +132,11 @@ class DirectProvider:
             if self.options.allow_private_network
             else guarded_adapter(**options)
         )
-        from ..pages.markdown import ACCEPT  # Markdown first, then HTML
+        from .. import pages
 
-        return new_session(headers={"Accept": ACCEPT}, adapter=adapter, keep_cookies=False)
+        return new_session(
+            headers={"Accept": pages.ACCEPT_MARKDOWN_FIRST}, adapter=adapter, keep_cookies=False
+        )
 
     def fetch(self, request: FetchRequest, ctx: Any) -> FetchResponse:
         """Fetch every URL concurrently; each becomes a page, failures included, in request order."""
@@ -367,15 +369,13 @@ class DirectProvider:
             raise _Failure(network_error_message(exc), **facts) from None
 
         notes: list[str] = []
-        from ..pages.markdown import MARKDOWN_TYPES, looks_like_html, markdown_alternate
-
-        if mime in MARKDOWN_TYPES:
-            if looks_like_html(body):
+        if mime in pages.MARKDOWN_TYPES:
+            if pages.looks_like_html(body):
                 kind = "html"
             else:
                 notes.append(SERVED_MARKDOWN)
         elif kind == "html" and twin is not None and not too_big:
-            link = markdown_alternate(body, final_url)
+            link = pages.markdown_alternate(body, final_url)
             found = twin(link) if link and link != final_url else None
             if found is not None:
                 from ..api.html_text import page_title
