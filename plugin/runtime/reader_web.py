@@ -163,7 +163,8 @@ def _refusal(url: str) -> str | None:
 class SiteWeb:
     """A reader's :class:`~pi_web_tools.api.readers.ReaderWeb` for one call.
 
-    :param reader: the reader (its token rule and its name in messages).
+    :param reader: the reader (its token rule and its name in messages), or ``None`` for the
+        runtime's own requests to a site (no token; *source* names the site in messages).
     :param deadline: the call's monotonic deadline; *cancel* its cancellation event.
     :param allow_private: the network guard is off (the user's direct fetcher allows private
         networks), as it is for the direct fetcher.
@@ -172,22 +173,25 @@ class SiteWeb:
 
     def __init__(
         self,
-        reader: Reader,
+        reader: Reader | None,
         *,
         deadline: float,
         cancel: threading.Event | None = None,
         allow_private: bool = False,
         base_url: str | None = None,
         retry: retry_module.RetryPolicy | None = None,
+        source: str = "the site",
     ):
         self.reader = reader
+        self.source = reader.via if reader is not None else source
+        self.spec = reader.token if reader is not None else None
         self.deadline = deadline
         self.cancel = cancel
         self.allow_private = allow_private
         self.base_url = base_url.rstrip("/") if base_url else None
         self.retry = retry
         self.requests = 0
-        self._token = token_for(reader.token) if reader.token is not None else None
+        self._token = token_for(self.spec) if self.spec is not None else None
         self._lock = threading.Lock()
 
     @property
@@ -216,7 +220,7 @@ class SiteWeb:
 
     def _headers(self, url: str, routed: str, extra: Mapping[str, str] | None) -> dict:
         headers = {name: value for name, value in (extra or {}).items() if value is not None}
-        spec = self.reader.token
+        spec = self.spec
         if self._token and spec is not None and routed == url:
             parts = urlsplit(url)
             if parts.scheme == "https" and host_matches(parts.hostname or "", spec.hosts):
@@ -237,7 +241,7 @@ class SiteWeb:
             prepared = requests.PreparedRequest()
             prepared.prepare_url(url, dict(params))
             url = prepared.url or url
-        where = source or self.reader.via
+        where = source or self.source
         cap = max_bytes or DEFAULT_MAX_BYTES
 
         def attempt() -> WebResponse:
@@ -384,7 +388,7 @@ class SiteWeb:
                 cancel=self.cancel,
             )
         except pages.Unreadable as exc:
-            raise ReaderError(f"{response.source or self.reader.via}: {exc}") from None
+            raise ReaderError(f"{response.source or self.source}: {exc}") from None
         except InterruptedError:
             raise ReaderError("cancelled") from None
         notes = list(found.notes)
