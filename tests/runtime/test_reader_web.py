@@ -9,7 +9,6 @@ import time
 
 import pytest
 import responses
-
 from pi_web_tools.api import redaction
 from pi_web_tools.api.readers import Reader, ReaderError, ReaderToken
 from pi_web_tools.runtime import reader_web
