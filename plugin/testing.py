@@ -36,7 +36,7 @@ from .api.types import (
     options_fields,
 )
 
-__all__ = ["call", "check_provider_type", "provider_types", "reset"]
+__all__ = ["call", "check_provider_type", "provider_types", "read_url", "reset"]
 
 _SAMPLES = {
     SEARCH: SearchRequest(query="pi web tools contract check", limit=3),
@@ -184,3 +184,40 @@ def call(provider: Any, capability: str, request: Any = None, ctx: Any = None) -
         return check_response(getattr(provider, "name", "?"), capability, response)
     except TypeError as exc:
         raise AssertionError(str(exc)) from None
+
+
+def read_url(
+    reader: Any,
+    url: str,
+    *,
+    seconds: float = 10.0,
+    network_guard: bool = False,
+    base_url: str | None = None,
+) -> Any:
+    """*url* read by *reader* (a :class:`~pi_web_tools.Reader`) as ``web_fetch`` would: through
+    the readers' web, within *seconds*. Returns its :class:`~pi_web_tools.Reading`, or ``None``
+    when the reader leaves the URL to the usual fetch; raises its
+    :class:`~pi_web_tools.ReaderError`. The network guard is off unless *network_guard* (it
+    resolves host names before each request, which a test's fake transport such as
+    ``responses`` cannot answer); *base_url* sends every request to ``{base_url}/{host}{path}``
+    (a loopback fake), as the config's ``readers`` option does.
+    """
+    import time
+
+    from .api.readers import Reader, Reading
+    from .runtime.reader_web import SiteWeb
+
+    if not isinstance(reader, Reader):
+        raise AssertionError(f"expected a Reader, got {type(reader).__name__}")
+    web = SiteWeb(
+        reader,
+        deadline=time.monotonic() + seconds,
+        allow_private=not network_guard,
+        base_url=base_url,
+    )
+    found = reader.read(url, web)
+    if found is not None and not isinstance(found, Reading):
+        raise AssertionError(
+            f"reader {reader.name!r} returned {type(found).__name__}, expected a Reading or None"
+        )
+    return found

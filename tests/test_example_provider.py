@@ -137,14 +137,20 @@ def test_the_examples_own_tests_pass_against_the_installed_package(installed):
         timeout=120,
     )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
-    assert re.search(r"\b4 passed\b", result.stdout)
+    assert re.search(r"\b7 passed\b", result.stdout)
 
 
 def test_the_provider_guide_shows_the_example_files_verbatim():
     """The provider guide (docs/writing-a-provider.md) quotes the example's files exactly, so it
     cannot drift."""
     guide = (ROOT / "docs" / "writing-a-provider.md").read_text(encoding="utf-8")
-    for name in ("pyproject.toml", "acme_search.py", "tests/test_acme_search.py"):
+    for name in (
+        "pyproject.toml",
+        "acme_search.py",
+        "tests/test_acme_search.py",
+        "acme_reader.py",
+        "tests/test_acme_reader.py",
+    ):
         body = (EXAMPLE / name).read_text(encoding="utf-8")
         assert body in guide, (
             f"docs/writing-a-provider.md does not quote examples/acme-search/{name} verbatim"

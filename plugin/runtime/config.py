@@ -33,6 +33,7 @@ from ..api import redaction
 from ..api.errors import ConfigError
 from ..api.types import OptionValueError, ProviderConfig, ProviderType, option_key, options_fields
 from .cache import DEFAULT_TTL_SECONDS, CacheSettings
+from .reader_config import ReadersConfig, parse_readers
 
 __all__ = [
     "AGENT_DIR_ENV",
@@ -62,6 +63,7 @@ _TOP_LEVEL_KEYS = (
     "providers",
     "cache",
     "fetchLadder",
+    "readers",
     "providerOptions",
     *TOOL_DEFAULT_KEYS.values(),
 )
@@ -95,7 +97,8 @@ class Config:
     extensions ignored); ``warnings`` also reach the tools' details. ``tool_defaults`` maps a
     capability to the provider ``default<Capability>Provider`` names. ``fetch_ladder`` is
     ``fetchLadder``: ``True`` (the other configured fetchers that serve by default, in file
-    order), ``False`` (off) or the names of the fetchers to try, in order.
+    order), ``False`` (off) or the names of the fetchers to try, in order. ``readers`` is
+    ``readers``: which site readers are on, and their ``baseUrl`` overrides.
     """
 
     path: Path
@@ -110,6 +113,7 @@ class Config:
     tool_defaults: tuple[tuple[str, str], ...] = ()
     ignored: str | None = None
     fetch_ladder: bool | tuple[str, ...] = True
+    readers: ReadersConfig = ReadersConfig()
 
     def get(self, name: str) -> ProviderConfig | None:
         """The provider called *name*, or ``None``."""
@@ -590,17 +594,19 @@ def parse_config(text: str, path: Path, types: Mapping[str, ProviderType]) -> Co
         )
     cache, cache_warnings = parse_cache(raw.get("cache"))
     ladder, ladder_warnings = parse_fetch_ladder(raw.get("fetchLadder"), providers, types)
+    readers, reader_warnings = parse_readers(raw.get("readers"))
     return Config(
         path=path,
         source="file",
         providers=tuple(providers),
         default_provider=default,
-        warnings=tuple(warnings + cache_warnings + ladder_warnings),
+        warnings=tuple(warnings + cache_warnings + ladder_warnings + reader_warnings),
         key_problems=tuple(key_problems),
         cache=cache,
         notes=tuple(notes),
         tool_defaults=tool_defaults,
         fetch_ladder=ladder,
+        readers=readers,
     )
 
 
@@ -723,17 +729,19 @@ def _shared_file(
         raise _problem(path, f"{len(errors)} problem(s):\n{listing}")
     cache, cache_warnings = parse_cache(raw.get("cache"))
     ladder, ladder_warnings = parse_fetch_ladder(raw.get("fetchLadder"), providers, types)
+    readers, reader_warnings = parse_readers(raw.get("readers"))
     return Config(
         path=path,
         source="file",
         shape="shared",
         providers=tuple(providers),
         default_provider=default,
-        warnings=tuple(warnings + cache_warnings + ladder_warnings),
+        warnings=tuple(warnings + cache_warnings + ladder_warnings + reader_warnings),
         cache=cache,
         notes=tuple(notes),
         tool_defaults=tool_defaults,
         fetch_ladder=ladder,
+        readers=readers,
     )
 
 
@@ -832,11 +840,20 @@ def _guard_keys(config: Config, untrusted: bool) -> Config:
                 f"baseUrl {base_url}, not the provider's default API"
             )
         providers.append(provider)
+    readers = config.readers
+    if untrusted and readers.base_urls:  # a planted baseUrl would receive every URL read
+        for name, base_url in readers.base_urls:
+            warnings.append(
+                f"readers.{name}.baseUrl {base_url} is ignored: the config can be changed by "
+                f"other users; fix its permissions (chmod go-w {config.path})"
+            )
+        readers = attrs.evolve(readers, base_urls=())
     return attrs.evolve(
         config,
         providers=tuple(providers),
         warnings=tuple(warnings),
         key_problems=tuple(problems),
+        readers=readers,
     )
 
 

@@ -21,7 +21,7 @@ from attrs import frozen
 from ..api.readers import Reader, ReaderError, Reading
 from ..api.types import FetchedPage, one_line
 
-__all__ = ["ReadOutcome", "claimant", "read", "settings_warnings"]
+__all__ = ["ReadOutcome", "claimant", "read", "settings_warnings", "token_state"]
 
 #: URLs read at once (each reader's requests are its own).
 MAX_PARALLEL = 8
@@ -78,6 +78,23 @@ def settings_warnings(config: Any) -> list[str]:
             f"readers: no reader is called {name!r} ({hint}readers: {', '.join(known) or 'none'})"
         )
     return warnings
+
+
+def token_state(reader: Reader) -> str | None:
+    """Where the reader's token would come from, in words (never the token), or ``None`` for a
+    keyless reader. The token command is not run for this."""
+    import os
+    import shutil
+
+    spec = reader.token
+    if spec is None:
+        return None
+    named = next((name for name in spec.env if os.environ.get(name, "").strip()), None)
+    if named:
+        return f"token from {named}"
+    if spec.command and shutil.which(spec.command[0]):
+        return f"token from `{' '.join(spec.command)}` when logged in, else none"
+    return f"no token ({' or '.join(spec.env)} unset)"
 
 
 def _page(url: str, reader: Reader, reading: Reading) -> FetchedPage:
