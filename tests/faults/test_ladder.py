@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from ..conftest import SECRET
-from ..fake_apis import FakeExa, FakeKagi, FakeTavily
-from .conftest import assert_no_secret
-from .server import Reply
+from tests.support import SECRET, assert_no_secret
+from tests.support.fake_apis import FakeExa, FakeKagi, FakeTavily
+from tests.support.fault_server import Reply
 
 FORBIDDEN = Reply(403, "<html><body>Forbidden</body></html>", content_type="text/html")
 LOOPBACK_OK = {"allowPrivateNetwork": True}  # the test pages live on 127.0.0.1

@@ -14,7 +14,7 @@ from pi_web_tools.providers import direct
 from pi_web_tools.providers.direct import DirectOptions, DirectProvider
 from werkzeug.wrappers import Response
 
-from ..conftest import hits
+from tests.support import hits
 
 ARTICLE = """<!doctype html>
 <html><head><meta charset="utf-8"><title>Test Article &amp; More</title>
