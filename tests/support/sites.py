@@ -711,7 +711,7 @@ class Sites:
         if path == "/html/2401.00001v2":
             return text_answer(ARXIV_HTML, kind="text/html; charset=utf-8")
         if path == "/pdf/2402.00002":
-            from tests.pdfs import make_pdf
+            from tests.support.pdfs import make_pdf
 
             return text_answer(
                 make_pdf(["Deep results on page one", "More on page two"]), kind="application/pdf"
