@@ -16,6 +16,7 @@ import difflib
 from typing import Any
 from urllib.parse import urlsplit
 
+import attrs
 from attrs import frozen
 
 from ..api.readers import Reader, ReaderError, Reading
@@ -38,6 +39,7 @@ class ReadOutcome:
     page: FetchedPage | None = None
     note: str | None = None
     immutable: bool = False
+    reader: str = ""
 
 
 def _readers(config: Any) -> list[Reader]:
@@ -181,7 +183,7 @@ def read(
             allow_private=allow_private,
             base_url=settings.base_url(reader.name) if settings is not None else None,
         )
-        return url, _read_one(url, reader, web, deadline)
+        return url, attrs.evolve(_read_one(url, reader, web, deadline), reader=reader.name)
 
     if len(claimed) == 1:
         return dict([one(next(iter(claimed.items())))])

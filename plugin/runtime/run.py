@@ -372,6 +372,12 @@ def _cached_page(hit: Any, chosen: Any, ladder: bool) -> Any:
             f"this failure is remembered for {_minutes()} (fetched {hit.age_seconds:.0f} s ago); "
             "pass fresh: true to try again now",
         )
+    elif page is not None and not page.ok and page.status in _DEAD:
+        page = _with_extra(
+            page,
+            f"this URL answered HTTP {page.status} {hit.age_seconds:.0f} s ago and is remembered "
+            f"for {DEAD_URL_SECONDS / 60:g} minutes; pass fresh: true to try again now",
+        )
     return page
 
 
@@ -421,6 +427,12 @@ def fetch(
         if page is not None and (not page.more_text or len(page.text or "") >= need):
             found[url] = (page, hit.age_seconds)
     wanted = [url for url in dict.fromkeys(urls) if url not in found]
+    fell_back: dict[str, str] = {}
+    read_now: dict[str, tuple[Any, None]] = {}
+    if wanted and ladder:  # the default path: site readers first (each of their hops guarded)
+        read_now, fell_back = _read_sites(chosen, wanted, modes, ctx, deadline, budget)
+        found.update(read_now)
+        wanted = [url for url in wanted if url not in read_now]
     refused = _refusals(chosen, wanted, deadline)
     for url, reason in refused.items():
         found[url] = (FetchedPage(url=url, ok=False, error=reason, code="refused"), None)
@@ -437,6 +449,10 @@ def fetch(
             )
             if page.text is not None:
                 page = attrs.evolve(page, text=strip_control(page.text))
+            if url in fell_back:
+                page = _with_note(page, fell_back[url])
+            if ladder and page.ok and chosen.type.fetches_locally:
+                page = _with_llms_txt(chosen, url, page, ctx, deadline)
             if page.ok:
                 _store_page(chosen, url, modes, page, chosen.entry.name, budget)
             elif page.code == OTHER_FETCHER:
@@ -446,7 +462,132 @@ def fetch(
     ages = [found[url][1] for url in urls]
     if ladder and chosen.config.fetch_ladder is not False:
         pages = _climb(chosen, pages, ages, modes, need, ctx, budget, deadline)
+    if ladder:
+        pages = _help_on_not_found(chosen, pages, ages, modes, ctx, deadline, budget, set(read_now))
     return pages, ages, warnings
+
+
+# --- the default path: site readers, help on a 404, llms.txt ----------------------------------
+
+#: Statuses of a page that does not exist; such a page gets help and is remembered a while.
+_DEAD = frozenset({404, 410})
+#: How long a URL that answered 404 or 410 fails at once, with the same help.
+DEAD_URL_SECONDS = 600.0
+
+
+def _reads_locally(chosen: Any) -> bool:
+    """Whether the readers' requests may reach private networks: the default fetcher is one on
+    this machine whose options allow it."""
+    return bool(
+        chosen.type.fetches_locally
+        and getattr(chosen.entry.options, "allow_private_network", False)
+    )
+
+
+def _read_sites(
+    chosen: Any, urls: list[str], modes: dict, ctx: Any, deadline: float, budget: Any
+) -> tuple[dict[str, tuple[Any, None]], dict[str, str]]:
+    """The URLs site readers read (their pages, entered like any fetcher's: control characters
+    stripped, keys redacted, cached), and the notes of those a reader left to the usual fetch."""
+    import attrs
+    from pi_hostspec import strip_control
+
+    from ..api import redaction
+    from . import readers
+
+    if modes.get("highlights") or modes.get("summary"):
+        return {}, {}  # highlights and summaries are a service's; readers give text
+    outcomes = readers.read(
+        urls, chosen.config, ctx, deadline, allow_private=_reads_locally(chosen)
+    )
+    read_now: dict[str, tuple[Any, None]] = {}
+    notes: dict[str, str] = {}
+    for url, outcome in outcomes.items():
+        if outcome.page is None:
+            if outcome.note:
+                notes[url] = redaction.redact_secrets(outcome.note)
+            continue
+        page = redaction.redact_value(outcome.page)
+        if page.text is not None:
+            page = attrs.evolve(page, text=strip_control(page.text))
+        via = f"(reader {outcome.reader})"
+        if page.ok:
+            _store_page(chosen, url, modes, page, via, budget, immutable=outcome.immutable)
+        read_now[url] = (page, None)
+    return read_now, notes
+
+
+def _with_note(page: Any, note: str) -> Any:
+    """*page* with *note* said first (or added to its error when it failed)."""
+    import attrs
+
+    if page.ok:
+        return attrs.evolve(page, notes=(note, *page.notes))
+    return _with_extra(page, note)
+
+
+def _with_llms_txt(chosen: Any, url: str, page: Any, ctx: Any, deadline: float) -> Any:
+    """A site root's page, with a note when the site offers ``/llms.txt``."""
+    from . import site_help
+
+    if not site_help.is_site_root(page.final_url or url):
+        return page
+    link = site_help.llms_txt(
+        page.final_url or url,
+        deadline=deadline,
+        cancel=getattr(ctx, "cancel", None),
+        allow_private=_reads_locally(chosen),
+    )
+    if link is None:
+        return page
+    return _with_note(page, f"this site offers {link}: an index of its pages for language models")
+
+
+def _help_on_not_found(
+    chosen: Any,
+    pages: list[Any],
+    ages: list[float | None],
+    modes: dict,
+    ctx: Any,
+    deadline: float,
+    budget: Any,
+    by_readers: set[str],
+) -> list[Any]:
+    """Pages fetched now that answered 404 or 410 get help: URLs that exist (a reader's own,
+    else the site's llms.txt or sitemap.xml, when the page was fetched on this machine), else a
+    ready web_search call; and are remembered for :data:`DEAD_URL_SECONDS`."""
+    import attrs
+
+    from . import site_help
+
+    helped: dict[str, Any] = {}
+    for page, age in zip(pages, ages, strict=True):
+        if age is not None or page.ok or page.status not in _DEAD or page.url in helped:
+            continue
+        by_reader = page.url in by_readers
+        if page.suggestions:
+            found = page
+        elif by_reader or not chosen.type.fetches_locally:
+            found = _with_extra(
+                page, f"search the site: web_search {site_help.search_call(page.url)}"
+            )
+        else:
+            offered = site_help.not_found_help(
+                page.final_url or page.url,
+                deadline=deadline,
+                cancel=getattr(ctx, "cancel", None),
+                allow_private=_reads_locally(chosen),
+            )
+            found = attrs.evolve(page, suggestions=offered.suggestions)
+            if offered.words():
+                found = _with_extra(found, offered.words())
+        via = chosen.entry.name if not by_reader else "(reader)"
+        _store_page(chosen, page.url, modes, found, via, budget, ttl=DEAD_URL_SECONDS)
+        helped[page.url] = found
+    return [
+        helped.get(page.url, page) if age is None else page
+        for page, age in zip(pages, ages, strict=True)
+    ]
 
 
 #: The ``code`` of a page a provider cannot fetch but another fetcher could (Kagi Extract and

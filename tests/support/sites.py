@@ -153,6 +153,7 @@ class Sites:
     log: list = field(factory=list)
     lock: threading.Lock = field(factory=threading.Lock)
     routes: list = field(factory=list)
+    server: FakeSiteServer | None = None  # set by serve()
 
     # --- dispatch ------------------------------------------------------------------------------
 
@@ -759,7 +760,8 @@ class Sites:
 
     def serve(self) -> FakeSiteServer:
         """A started loopback server answering ``{base}/{host}{path}``."""
-        return FakeSiteServer(self).start()
+        self.server = FakeSiteServer(self).start()
+        return self.server
 
 
 def read_with(reader, url: str, seconds: float = 10.0):
