@@ -626,6 +626,7 @@ ROW_GROUPS = {
     "mcp_startup": ("6",),
     "cached_fetch": ("7",),
     "browser": ("9a", "9b"),
+    "readers": ("10a", "10b", "10c"),
 }
 
 
@@ -692,6 +693,10 @@ def main(argv: list[str] | None = None) -> int:
             rows += bench_cached_fetch(Path(agent), 3 if options.quick else 25)
         if run("browser"):
             rows += bench_browser(2 if options.quick else 9)
+        if run("readers"):
+            import readers
+
+            rows += readers.rows(Path(agent), 3 if options.quick else 25)
         if run("mcp_startup"):
             fetch_venv = options.fetch_venv or (
                 Path(agent) / "fetch-venv" if options.fetch else None

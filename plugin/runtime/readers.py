@@ -13,6 +13,10 @@ note saying why when there is one.
 from __future__ import annotations
 
 import difflib
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -28,6 +32,8 @@ __all__ = ["ReadOutcome", "claimant", "read", "settings_warnings", "token_state"
 MAX_PARALLEL = 8
 #: Past the call's deadline, a reader that ignores it is given up on after this long.
 GRACE_SECONDS = 1.0
+#: How often a wait for a reader looks at the call's cancellation.
+POLL_SECONDS = 0.05
 
 
 @frozen(kw_only=True)
@@ -113,14 +119,10 @@ def _page(url: str, reader: Reader, reading: Reading) -> FetchedPage:
     )
 
 
-def _read_one(url: str, reader: Reader, web: Any, deadline: float) -> ReadOutcome:
+def _read_one(url: str, reader: Reader, web: Any) -> ReadOutcome:
     """One URL through *reader*; every failure becomes an outcome, never an exception."""
-    from ..api.http_client import run_interruptible
-
     try:
-        reading = run_interruptible(
-            lambda: reader.read(url, web), cancel=web.cancel, deadline=deadline + GRACE_SECONDS
-        )
+        reading = reader.read(url, web)
     except ReaderError as exc:
         message = one_line(exc.message, 600)
         if exc.fall_back:
@@ -137,10 +139,6 @@ def _read_one(url: str, reader: Reader, web: Any, deadline: float) -> ReadOutcom
         )
     except InterruptedError:
         return ReadOutcome(page=FetchedPage(url=url, ok=False, error="cancelled"))
-    except TimeoutError:
-        return ReadOutcome(
-            page=FetchedPage(url=url, ok=False, error=f"{reader.label}: timed out", code="reader")
-        )
     except Exception as exc:  # noqa: BLE001 - a reader's bug must not cost the URL
         return ReadOutcome(
             note=f"the {reader.label} reader failed ({type(exc).__name__}); the page was fetched instead"
@@ -153,6 +151,38 @@ def _read_one(url: str, reader: Reader, web: Any, deadline: float) -> ReadOutcom
             "the page was fetched instead"
         )
     return ReadOutcome(page=_page(url, reader, reading), immutable=reading.immutable)
+
+
+_pool_lock = threading.Lock()
+_pool: ThreadPoolExecutor | None = None
+
+
+def _executor() -> ThreadPoolExecutor:
+    """The readers' threads, started once and reused (a thread's start costs as much as a
+    loopback request)."""
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=MAX_PARALLEL, thread_name_prefix="site-reader")
+        return _pool
+
+
+def _outcome(url: str, reader: Reader, future: Any, deadline: float, cancel: Any) -> ReadOutcome:
+    """The outcome of a read running in *future*, given up on when the call is cancelled or
+    its deadline (and a grace) has passed, whatever the reader does."""
+    while True:
+        remaining = deadline + GRACE_SECONDS - time.monotonic()
+        try:
+            return future.result(timeout=max(0.0, min(POLL_SECONDS, remaining)))
+        except FutureTimeout:
+            if cancel is not None and cancel.is_set():
+                return ReadOutcome(page=FetchedPage(url=url, ok=False, error="cancelled"))
+            if remaining <= 0:
+                return ReadOutcome(
+                    page=FetchedPage(
+                        url=url, ok=False, error=f"{reader.label}: timed out", code="reader"
+                    )
+                )
 
 
 def read(
@@ -174,8 +204,7 @@ def read(
     settings = getattr(config, "readers", None)
     cancel = getattr(ctx, "cancel", None)
 
-    def one(item: tuple[str, Reader]) -> tuple[str, ReadOutcome]:
-        url, reader = item
+    def one(url: str, reader: Reader) -> ReadOutcome:
         web = SiteWeb(
             reader,
             deadline=deadline,
@@ -183,13 +212,11 @@ def read(
             allow_private=allow_private,
             base_url=settings.base_url(reader.name) if settings is not None else None,
         )
-        return url, attrs.evolve(_read_one(url, reader, web, deadline), reader=reader.name)
+        return attrs.evolve(_read_one(url, reader, web), reader=reader.name)
 
-    if len(claimed) == 1:
-        return dict([one(next(iter(claimed.items())))])
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(
-        max_workers=min(MAX_PARALLEL, len(claimed)), thread_name_prefix="site-reader"
-    ) as pool:
-        return dict(pool.map(one, claimed.items()))
+    pool = _executor()
+    futures = {url: pool.submit(one, url, reader) for url, reader in claimed.items()}
+    return {
+        url: _outcome(url, claimed[url], future, deadline, cancel)
+        for url, future in futures.items()
+    }

@@ -105,6 +105,7 @@ FILES = {
     "docs/guide.md": b"# Guide\n\nRead me first.\n",
     "docs/api/reference.md": b"# API reference\n\n`hello()` says hello.\n",
     "logo.png": b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(200),
+    "src/hello/big.py": app_source(1500).encode(),
 }
 
 
@@ -146,6 +147,7 @@ PULL_DIFF = """diff --git a/src/hello/app.py b/src/hello/app.py
 class Sites:
     """The fake sites, their data and their log."""
 
+    latency: float = 0.0  # seconds each answer waits (a site far away)
     github_budget: int | None = None  # keyless GitHub API requests left (None: unlimited)
     github_reset: int = field(factory=lambda: int(time.time()) + 1800)
     se_backoff: int | None = None  # a backoff value the Stack Exchange API adds to answers
@@ -165,6 +167,8 @@ class Sites:
         lowered = {k.lower(): v for k, v in headers.items()}
         with self.lock:
             self.log.append({"host": host, "path": parts.path, "query": query, "headers": lowered})
+        if self.latency:
+            time.sleep(self.latency)
         for pattern, handler in self.routes:
             if re.fullmatch(pattern, host):
                 return handler(parts.path, query, lowered)
@@ -1017,19 +1021,46 @@ WIKIPEDIA_HTML = (
 
 
 def github_page(path: str) -> str:
-    """A github.com page as a bot gets it: a big application shell with menus, scripts and
-    an embedded JSON payload, the content somewhere inside."""
+    """A github.com page as a client without JavaScript gets it: the site's menus, scripts and
+    footer around the content as GitHub serves it. A file's text sits in a JSON payload for the
+    code viewer; a repository root has its README rendered; an issue its first 30 comments,
+    the others behind "Load more"."""
     menu = "".join(f'<li><a href="/features/{n}">Feature {n}</a></li>' for n in range(80))
-    payload = json.dumps(
-        {"payload": {"path": path, "blob": {"rawLines": app_source().splitlines()}}}
-    )
-    return (
+    head = (
         "<!DOCTYPE html><html><head><title>GitHub</title>"
         + "".join(f'<script src="/assets/{n}.js"></script>' for n in range(30))
-        + f"</head><body><header><nav><ul>{menu}</ul></nav></header>"
-        + f'<main><react-app app-name="react-code-view"><script type="application/json">{payload}</script>'
-        + "<div>Skip to content. Navigation Menu. Toggle navigation. Sign in.</div></react-app></main>"
-        + f"<footer><ul>{menu}</ul></footer></body></html>"
+        + f"</head><body><header><div>Skip to content</div><nav><ul>{menu}</ul></nav></header><main>"
+    )
+    tail = f"</main><footer><ul>{menu}</ul><p>© 2026 GitHub, Inc.</p></footer></body></html>"
+    if path == f"/{OWNER}/{REPO}":
+        readme = (
+            "<article class='markdown-body'><h1>Hello</h1><p>A tiny project used by the tests "
+            "of pi-web-tools.</p><h2>Install</h2><pre><code>pip install hello</code></pre></article>"
+        )
+        files = "".join(f"<div role='row'><a href='/x/{name}'>{name}</a></div>" for name in FILES)
+        return head + f"<div>{files}</div>{readme}" + tail
+    if path == f"/{OWNER}/{REPO}/issues/7":
+        comments = "".join(
+            f"<div class='timeline-comment'><h3>user{n % 7} commented</h3>"
+            f"<p>Comment number {n}: the fix in step {n} works for me.</p></div>"
+            for n in range(1, 31)
+        )
+        return (
+            head
+            + "<h1>Crash when the config is empty #7</h1><p>Steps: empty the config, run hello.</p>"
+            + comments
+            + "<div>100 hidden items <button>Load more…</button></div>"
+            + tail
+        )
+    name = path.rsplit("/", 1)[-1]
+    body = FILES.get(name) or FILES.get("src/hello/" + name) or app_source().encode()
+    payload = json.dumps({"payload": {"path": path, "blob": {"rawLines": body.decode().splitlines()}}})
+    return (
+        head
+        + '<react-app app-name="react-code-view"><script type="application/json" '
+        + f'data-target="react-app.embeddedData">{payload}</script>'
+        + "<div>Navigation Menu. Toggle navigation. Sign in.</div></react-app>"
+        + tail
     )
 
 
@@ -1044,6 +1075,7 @@ class FakeSiteServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # no delayed-ACK stalls skewing a timed baseline
 
             def log_message(self, *args):
                 pass
@@ -1092,6 +1124,7 @@ class FakeSiteServer:
 
 
 __all__ = [
+    "FILES",
     "Answer",
     "FakeSiteServer",
     "GITHUB_TOKEN",
