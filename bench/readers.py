@@ -87,11 +87,11 @@ def bench_file(agent: Path, reps: int) -> dict:
         session = requests.Session()
         for _ in range(2):  # warm both paths
             host.call("web_fetch", {"urls": [url]})
-            session.get(raw).content
+            _ = session.get(raw).content
         ours, bare = [], []
         for _ in range(reps):
             start = time.perf_counter()
-            session.get(raw).content
+            _ = session.get(raw).content
             bare.append(time.perf_counter() - start)
             del sites.log[:]
             start = time.perf_counter()
@@ -120,7 +120,9 @@ def compare_pages(agent: Path) -> list[dict]:
     """Each of :data:`PAGES` through web_fetch with the readers and with ``readers: false``
     (the page's HTML through the direct fetcher), at the real URLs through the HTTPS proxy."""
     sites = Sites()
-    saved = {name: os.environ.get(name) for name in ("HTTPS_PROXY", "HTTP_PROXY", "REQUESTS_CA_BUNDLE")}
+    saved = {
+        name: os.environ.get(name) for name in ("HTTPS_PROXY", "HTTP_PROXY", "REQUESTS_CA_BUNDLE")
+    }
     rows = []
     with tempfile.TemporaryDirectory() as folder, SiteProxy(sites, Path(folder)) as proxy:
         os.environ.update(proxy.environment())
@@ -230,7 +232,9 @@ def main() -> int:
         )
     print()
     for row in found:
-        print(f"{row['target']}: {row['measured']}{row['unit']} (limit {row['limit']}{row['unit']}): {row['note']}")
+        print(
+            f"{row['target']}: {row['measured']}{row['unit']} (limit {row['limit']}{row['unit']}): {row['note']}"
+        )
     return 0
 
 

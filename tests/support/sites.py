@@ -1054,7 +1054,9 @@ def github_page(path: str) -> str:
         )
     name = path.rsplit("/", 1)[-1]
     body = FILES.get(name) or FILES.get("src/hello/" + name) or app_source().encode()
-    payload = json.dumps({"payload": {"path": path, "blob": {"rawLines": body.decode().splitlines()}}})
+    payload = json.dumps(
+        {"payload": {"path": path, "blob": {"rawLines": body.decode().splitlines()}}}
+    )
     return (
         head
         + '<react-app app-name="react-code-view"><script type="application/json" '
