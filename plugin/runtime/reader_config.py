@@ -16,7 +16,7 @@ from typing import Any
 
 from attrs import frozen
 
-from ..api.types import _is_http_url
+from ..api.options import Finding, unknown_keys
 
 __all__ = ["ReadersConfig", "parse_readers"]
 
@@ -50,7 +50,17 @@ def _describe(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def parse_readers(raw: Any) -> tuple[ReadersConfig, list[str]]:
+def _is_http_url(value: str) -> bool:
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(value)
+        return parts.scheme in ("http", "https") and bool(parts.hostname)
+    except ValueError:
+        return False
+
+
+def parse_readers(raw: Any) -> tuple[ReadersConfig, list[Finding]]:
     """``readers`` as a :class:`ReadersConfig`, and warnings for what could not be read (a
     value that cannot be read leaves that reader as it was: on, with no override)."""
     if raw is None or raw is True:
@@ -59,10 +69,13 @@ def parse_readers(raw: Any) -> tuple[ReadersConfig, list[str]]:
         return ReadersConfig(enabled=False), []
     if not isinstance(raw, dict):
         return ReadersConfig(), [
-            f"readers: expected true, false or an object of readers by name, got {_describe(raw)}; "
-            "every reader stays on"
+            Finding(
+                where="readers",
+                what=f"expected true, false or an object of readers by name, got {_describe(raw)}",
+                suggestion="every reader stays on",
+            )
         ]
-    warnings: list[str] = []
+    warnings: list[Finding] = []
     off: set[str] = set()
     base_urls: list[tuple[str, str]] = []
     for name, value in raw.items():
@@ -73,19 +86,26 @@ def parse_readers(raw: Any) -> tuple[ReadersConfig, list[str]]:
             continue
         if not isinstance(value, dict):
             warnings.append(
-                f"{where}: expected true, false or an object (enabled, baseUrl), got "
-                f"{_describe(value)}; ignored"
+                Finding(
+                    where=where,
+                    what="expected true, false or an object (enabled, baseUrl), got "
+                    f"{_describe(value)}",
+                    suggestion="ignored",
+                )
             )
             continue
         unknown = [key for key in value if key not in _READER_KEYS]
         if unknown:
-            warnings.append(
-                f"{where}: unknown key(s) {', '.join(map(repr, unknown))} ignored "
-                f"(known: {', '.join(_READER_KEYS)})"
-            )
+            warnings.append(unknown_keys(where, "unknown key(s)", unknown, _READER_KEYS))
         enabled = value.get("enabled", True)
         if not isinstance(enabled, bool):
-            warnings.append(f"{where}.enabled: expected true or false, got {_describe(enabled)}")
+            warnings.append(
+                Finding(
+                    where=f"{where}.enabled",
+                    what=f"expected true or false, got {_describe(enabled)}",
+                    suggestion="ignored",
+                )
+            )
         elif not enabled:
             off.add(name)
         base_url = value.get("baseUrl")
@@ -94,8 +114,11 @@ def parse_readers(raw: Any) -> tuple[ReadersConfig, list[str]]:
                 base_urls.append((name, base_url))
             else:
                 warnings.append(
-                    f"{where}.baseUrl: must be an absolute http or https URL, got "
-                    f"{_describe(base_url)}; ignored"
+                    Finding(
+                        where=f"{where}.baseUrl",
+                        what=f"must be an absolute http or https URL, got {_describe(base_url)}",
+                        suggestion="ignored",
+                    )
                 )
     return (
         ReadersConfig(off=frozenset(off), base_urls=tuple(base_urls), named=tuple(raw)),

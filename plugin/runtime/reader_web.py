@@ -1,8 +1,8 @@
 """The web a site reader gets: the one HTTP path behind the network guard, bounded by the call.
 
 :class:`SiteWeb` implements :class:`~pi_web_tools.api.readers.ReaderWeb`. Every request is a GET
-made through the shared session machinery (:func:`~pi_web_tools.api.http_client.new_session`,
-:func:`~pi_web_tools.api.http_client.send`, :func:`~pi_web_tools.api.http_client.read_body`),
+made through the shared session machinery (:func:`~pi_web_tools.api._http_client.new_session`,
+:func:`~pi_web_tools.api._http_client.send`, :func:`~pi_web_tools.api._http_client.read_body`),
 retried by the one retry loop (:func:`~pi_web_tools.api.retry.with_retries`) within the call's
 deadline, stopped when the call is cancelled, with capped bodies. Redirects are followed here,
 hop by hop, so that every hop's host passes the network guard (as the direct fetcher's do) and
@@ -29,7 +29,7 @@ from pi_hostspec.truncate import format_size
 
 from ..api import redaction
 from ..api import retry as retry_module
-from ..api.http_client import (
+from ..api._http_client import (
     LazySession,
     is_retryable,
     network_error_message,
@@ -39,7 +39,7 @@ from ..api.http_client import (
     send,
     socket_timeouts,
 )
-from ..api.netguard import (
+from ..api._netguard import (
     RefusedAddress,
     guarded_adapter,
     host_refusal,

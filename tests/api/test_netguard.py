@@ -6,8 +6,8 @@ import ipaddress
 import socket
 
 import pytest
-from pi_web_tools.api import netguard
-from pi_web_tools.api.netguard import classify_address, host_refusal
+from pi_web_tools.api import _netguard as netguard
+from pi_web_tools.api._netguard import classify_address, host_refusal
 from pi_web_tools.providers.direct import DirectOptions, DirectProvider
 
 PROXY_VARS = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY")
@@ -107,7 +107,7 @@ def test_through_a_proxy_only_literal_hosts_are_checked(monkeypatch):
 
 def test_request_target_is_the_host_requests_sends_to():
     """A backslash before '@' leaves the host before it (as requests sends it), not after."""
-    from pi_web_tools.api.netguard import request_target
+    from pi_web_tools.api._netguard import request_target
 
     assert request_target("http://127.0.0.1:18081\\@public.example/ok") == (
         "http",

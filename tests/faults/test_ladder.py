@@ -335,7 +335,7 @@ def test_a_keyed_default_fetcher_never_gets_private_or_metadata_urls(
 
 def test_a_name_that_resolves_to_a_metadata_address_is_refused(tools, write_config, monkeypatch):
     """The host is resolved here (bounded) before a service gets it, as the direct fetcher does."""
-    from pi_web_tools.api import netguard
+    from pi_web_tools.api import _netguard as netguard
 
     real = netguard.resolve_host
     monkeypatch.setattr(

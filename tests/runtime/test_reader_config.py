@@ -59,4 +59,4 @@ def test_an_untrusted_config_loses_its_reader_base_urls(write_config):
     config_module.clear_cache()
     config = current_config()
     assert config.readers.base_url("github") is None
-    assert any("readers.github.baseUrl" in warning for warning in config.warnings)
+    assert any("readers.github.baseUrl" in str(warning) for warning in config.warnings)

@@ -27,7 +27,7 @@ READER = Reader(
 @pytest.fixture(autouse=True)
 def clean(monkeypatch):
     """No token in the environment; every name resolves to a public address (no DNS)."""
-    from pi_web_tools.api import netguard
+    from pi_web_tools.api import _netguard as netguard
 
     monkeypatch.delenv("DEMO_TOKEN", raising=False)
     monkeypatch.setattr(netguard, "resolve_host", lambda host, port: ["93.184.216.34"])
