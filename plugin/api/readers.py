@@ -129,7 +129,7 @@ class Reading:
 
     text: str
     title: str | None = None
-    notes: tuple[str, ...] = field(default=(), converter=tuple)
+    notes: tuple[str, ...] = ()
     source: str | None = None
     final_url: str | None = None
     content_type: str | None = None

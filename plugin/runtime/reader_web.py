@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from functools import partial
 import threading
 import time
 from collections.abc import Mapping
@@ -59,21 +60,18 @@ MAX_REDIRECTS = 5
 #: The longest a token command (``gh auth token``) may take.
 TOKEN_COMMAND_SECONDS = 5.0
 
-_sessions = {
-    guarded: LazySession(
-        lambda guarded=guarded: new_session(
-            adapter=(
-                guarded_adapter(pool_connections=8, pool_maxsize=20, max_retries=0)
-                if guarded
-                else requests.adapters.HTTPAdapter(
-                    pool_connections=8, pool_maxsize=20, max_retries=0
-                )
-            ),
-            keep_cookies=False,
-        )
+
+def _new_session(guarded: bool) -> requests.Session:
+    """A session for the readers: guarded connections unless the guard is off."""
+    adapter = (
+        guarded_adapter(pool_connections=8, pool_maxsize=20, max_retries=0)
+        if guarded
+        else requests.adapters.HTTPAdapter(pool_connections=8, pool_maxsize=20, max_retries=0)
     )
-    for guarded in (True, False)
-}
+    return new_session(adapter=adapter, keep_cookies=False)
+
+
+_sessions = {guarded: LazySession(partial(_new_session, guarded)) for guarded in (True, False)}
 
 
 def close_sessions() -> None:

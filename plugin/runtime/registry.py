@@ -179,7 +179,7 @@ def collect_readers(
 
 
 def _collect(
-    pm: pluggy.PluginManager, hook: str, kind: type, what: str, raise_for: Iterable[object]
+    pm: pluggy.PluginManager, hook: str, kind: type[Any], what: str, raise_for: Iterable[object]
 ) -> dict[str, Any]:
     """What the plugins register through *hook* (instances of *kind*) by name, built-in
     plugins first; a plugin that fails is skipped whole and remembered."""
