@@ -15,8 +15,9 @@ from __future__ import annotations
 from typing import Any
 
 from attrs import frozen
+from pi_hostspec.schema import describe
 
-from ..api.options import Finding, unknown_keys
+from ..api.options import Finding, _is_http_url, unknown_keys
 
 __all__ = ["ReadersConfig", "parse_readers"]
 
@@ -43,23 +44,6 @@ class ReadersConfig:
         return dict(self.base_urls).get(name)
 
 
-def _describe(value: Any) -> str:
-    import json
-
-    text = json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _is_http_url(value: str) -> bool:
-    from urllib.parse import urlsplit
-
-    try:
-        parts = urlsplit(value)
-        return parts.scheme in ("http", "https") and bool(parts.hostname)
-    except ValueError:
-        return False
-
-
 def parse_readers(raw: Any) -> tuple[ReadersConfig, list[Finding]]:
     """``readers`` as a :class:`ReadersConfig`, and warnings for what could not be read (a
     value that cannot be read leaves that reader as it was: on, with no override)."""
@@ -71,7 +55,7 @@ def parse_readers(raw: Any) -> tuple[ReadersConfig, list[Finding]]:
         return ReadersConfig(), [
             Finding(
                 where="readers",
-                what=f"expected true, false or an object of readers by name, got {_describe(raw)}",
+                what=f"expected true, false or an object of readers by name, got {describe(raw, show=True)}",
                 suggestion="every reader stays on",
             )
         ]
@@ -89,7 +73,7 @@ def parse_readers(raw: Any) -> tuple[ReadersConfig, list[Finding]]:
                 Finding(
                     where=where,
                     what="expected true, false or an object (enabled, baseUrl), got "
-                    f"{_describe(value)}",
+                    f"{describe(value, show=True)}",
                     suggestion="ignored",
                 )
             )
@@ -102,7 +86,7 @@ def parse_readers(raw: Any) -> tuple[ReadersConfig, list[Finding]]:
             warnings.append(
                 Finding(
                     where=f"{where}.enabled",
-                    what=f"expected true or false, got {_describe(enabled)}",
+                    what=f"expected true or false, got {describe(enabled, show=True)}",
                     suggestion="ignored",
                 )
             )
@@ -116,7 +100,7 @@ def parse_readers(raw: Any) -> tuple[ReadersConfig, list[Finding]]:
                 warnings.append(
                     Finding(
                         where=f"{where}.baseUrl",
-                        what=f"must be an absolute http or https URL, got {_describe(base_url)}",
+                        what=f"must be an absolute http or https URL, got {describe(base_url, show=True)}",
                         suggestion="ignored",
                     )
                 )

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-from functools import partial
 import threading
 import time
 from collections.abc import Mapping
+from functools import partial
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 

@@ -13,10 +13,13 @@ note saying why when there is one.
 from __future__ import annotations
 
 import difflib
+import queue
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
+from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
+from functools import partial
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -153,18 +156,48 @@ def _read_one(url: str, reader: Reader, web: Any) -> ReadOutcome:
     return ReadOutcome(page=_page(url, reader, reading), immutable=reading.immutable)
 
 
-_pool_lock = threading.Lock()
-_pool: ThreadPoolExecutor | None = None
+class _Pool:
+    """A few daemon threads, started when first needed and reused (a thread's start costs as
+    much as a loopback request). Daemon threads, unlike ``ThreadPoolExecutor``'s, never hold up
+    the process's exit: a reader that hangs is left behind at the call's deadline and dies
+    with the process."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self.jobs: queue.SimpleQueue = queue.SimpleQueue()
+        self.threads: list[threading.Thread] = []
+        self.idle = 0
+        self.lock = threading.Lock()
+
+    def submit(self, work: Callable[[], ReadOutcome]) -> Future:
+        """Run *work* on a pool thread; its future."""
+        future: Future = Future()
+        with self.lock:
+            if self.idle > 0:
+                self.idle -= 1  # a waiting thread takes it
+            elif len(self.threads) < self.size:
+                thread = threading.Thread(
+                    target=self._serve, name=f"site-reader-{len(self.threads)}", daemon=True
+                )
+                self.threads.append(thread)
+                thread.start()
+            # else: every thread is busy; the first one free takes it
+        self.jobs.put((work, future))
+        return future
+
+    def _serve(self) -> None:
+        while True:
+            work, future = self.jobs.get()
+            if future.set_running_or_notify_cancel():
+                try:
+                    future.set_result(work())
+                except BaseException as exc:  # noqa: BLE001 - handed to the waiting call
+                    future.set_exception(exc)
+            with self.lock:
+                self.idle += 1
 
 
-def _executor() -> ThreadPoolExecutor:
-    """The readers' threads, started once and reused (a thread's start costs as much as a
-    loopback request)."""
-    global _pool
-    with _pool_lock:
-        if _pool is None:
-            _pool = ThreadPoolExecutor(max_workers=MAX_PARALLEL, thread_name_prefix="site-reader")
-        return _pool
+_pool = _Pool(MAX_PARALLEL)
 
 
 def _outcome(url: str, reader: Reader, future: Any, deadline: float, cancel: Any) -> ReadOutcome:
@@ -214,8 +247,7 @@ def read(
         )
         return attrs.evolve(_read_one(url, reader, web), reader=reader.name)
 
-    pool = _executor()
-    futures = {url: pool.submit(one, url, reader) for url, reader in claimed.items()}
+    futures = {url: _pool.submit(partial(one, url, reader)) for url, reader in claimed.items()}
     return {
         url: _outcome(url, claimed[url], future, deadline, cancel)
         for url, future in futures.items()

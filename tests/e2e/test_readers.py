@@ -251,3 +251,45 @@ def test_a_malformed_api_answer_is_named_and_the_page_fetched_instead(proxied):
     assert done.returncode == 0, done.stderr
     assert "answered an unexpected shape for item 8863" in done.stdout
     assert "Traceback" not in done.stdout + done.stderr
+
+
+# --- Markdown, llms.txt and 404 help on any site, through pi-web ------------------------------
+
+
+def test_pi_web_names_a_sites_pages_on_a_404_and_a_roots_llms_txt(httpserver, write_config):
+    base = httpserver.url_for("").rstrip("/")
+    sitemap = (
+        '<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+        f"<url><loc>{base}/docs/install-guide</loc></url><url><loc>{base}/blog/news</loc></url>"
+        "</urlset>"
+    )
+    httpserver.expect_request("/sitemap.xml").respond_with_data(
+        sitemap, content_type="application/xml"
+    )
+    httpserver.expect_request("/llms.txt").respond_with_data(
+        "# Docs\n\n- [Install](/docs/install-guide)\n", content_type="text/plain"
+    )
+    httpserver.expect_request("/").respond_with_data(
+        "<html><head><title>Home</title></head><body><article><h1>Home</h1><p>"
+        + "Welcome to the documentation of this project. " * 10
+        + "</p></article></body></html>",
+        content_type="text/html",
+    )
+    httpserver.expect_request("/guide").respond_with_data(
+        "# Guide\n\nUse it.\n", content_type="text/markdown"
+    )
+    write_config(
+        {
+            "providers": [
+                {"name": "direct", "type": "direct", "options": {"allowPrivateNetwork": True}}
+            ]
+        }
+    )
+    missing = pi_web("fetch", f"{base}/docs/install")
+    assert missing.returncode != 0
+    said = missing.stdout + missing.stderr
+    assert "HTTP 404" in said and f"- {base}/docs/install-guide" in said
+    root = pi_web("fetch", f"{base}/")
+    assert f"this site offers {base}/llms.txt" in root.stdout
+    guide = pi_web("fetch", f"{base}/guide")
+    assert "# Guide\n\nUse it." in guide.stdout and "served this page as Markdown" in guide.stdout
