@@ -9,7 +9,7 @@ names for the comparison, so both answers come from the same URLs. The fakes' HT
 shaped like the real ones (menus, scripts, the content inside a JSON payload or a bot wall),
 not copies of them.
 
-``python bench/readers.py`` prints the detail table; ``bench/run.py`` reports rows 10a-10c.
+``python bench/readers.py`` prints the detail table; ``bench/run.py`` reports rows 11a-11c.
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ def _full_text(host, url: str, **args) -> tuple[str, dict]:
 
 
 def bench_file(agent: Path, reps: int) -> dict:
-    """10a: a GitHub file through web_fetch vs one warm GET of the raw file, same fake."""
+    """11a: a GitHub file through web_fetch vs one warm GET of the raw file, same fake."""
     import requests
 
     sites = Sites(latency=LATENCY)
@@ -104,7 +104,7 @@ def bench_file(agent: Path, reps: int) -> dict:
     ours_m, spread = _median(ours)
     bare_m, _ = _median(bare)
     return {
-        "target": "10a. a GitHub file through web_fetch, above one GET of the raw file",
+        "target": "11a. a GitHub file through web_fetch, above one GET of the raw file",
         "measured": ours_m / bare_m,
         "limit": 1.1,
         "unit": "x",
@@ -151,7 +151,7 @@ def compare_pages(agent: Path) -> list[dict]:
 
 
 def bench_pages(agent: Path) -> dict:
-    """10b: pages whose content the readers' answer misses (and today's, in the note)."""
+    """11b: pages whose content the readers' answer misses (and today's, in the note)."""
     rows = compare_pages(agent)
     missed = sum(1 for row in rows if not row["readers"]["has_content"])
     today_missed = sum(1 for row in rows if not row["today"]["has_content"])
@@ -161,7 +161,7 @@ def bench_pages(agent: Path) -> dict:
         for row in rows
     )
     return {
-        "target": "10b. 5 GitHub and package pages whose content web_fetch misses",
+        "target": "11b. 5 GitHub and package pages whose content web_fetch misses",
         "measured": missed,
         "limit": 0,
         "unit": "",
@@ -175,7 +175,7 @@ def _short(url: str) -> str:
 
 
 def bench_issue(agent: Path, reps: int) -> dict:
-    """10c: the 130-comment issue, read whole: time and requests."""
+    """11c: the 130-comment issue, read whole: time and requests."""
     sites = Sites(latency=LATENCY)
     with sites.serve() as server:
         _configure(agent, readers={"github": {"baseUrl": server.base_url}})
@@ -191,7 +191,7 @@ def bench_issue(agent: Path, reps: int) -> dict:
     median, spread = _median(times)
     whole = all(f"Comment number {n}:" in text for n in range(1, 131))
     return {
-        "target": "10c. a 130-comment GitHub issue read to its end: requests",
+        "target": "11c. a 130-comment GitHub issue read to its end: requests",
         "measured": max(counts),
         "limit": 3,
         "unit": "",
@@ -201,7 +201,7 @@ def bench_issue(agent: Path, reps: int) -> dict:
 
 
 def rows(agent: Path, reps: int) -> list[dict]:
-    """Rows 10a-10c for bench/run.py."""
+    """Rows 11a-11c for bench/run.py."""
     return [bench_file(agent, reps), bench_pages(agent), bench_issue(agent, max(3, reps // 3))]
 
 

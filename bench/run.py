@@ -714,7 +714,7 @@ ROW_GROUPS = {
     "cached_fetch": ("7",),
     "question": ("10a", "10b"),
     "browser": ("9a", "9b"),
-    "readers": ("10a", "10b", "10c"),
+    "readers": ("11a", "11b", "11c"),
 }
 
 
