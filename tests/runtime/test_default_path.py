@@ -155,3 +155,11 @@ def test_a_fetchers_404_elsewhere_gets_a_site_search(setup, write_config):
         'search the site: web_search {"queries": ["site:other.example docs getting started"]}'
         in result.text
     )
+
+
+def test_question_and_find_read_a_readers_page_from_the_same_cache(setup):
+    """wt-question's question/find work over a reader's cached page as over any fetcher's."""
+    fetch(setup, "https://docs.demo.example/a")
+    found = fetch(setup, "https://docs.demo.example/a", find=["read https"])
+    assert READS == ["https://docs.demo.example/a"]
+    assert "read https://docs.demo.example/a" in found.text
