@@ -96,3 +96,69 @@ def test_reddit_says_plainly_that_anonymous_access_is_closed(sites):
         read_with(REDDIT, "https://www.reddit.com/r/python/comments/abc/title/")
     assert info.value.status == 403 and "closed anonymous access" in info.value.message
     assert sites.log == []  # nothing is downloaded to learn it
+
+
+# --- every reader: a rate limit and an oversized answer are clean ------------------------------
+
+from pi_web_tools.providers import hackernews, registries, wikipedia  # noqa: E402
+from pi_web_tools.providers.registries import NPM, PYPI  # noqa: E402
+
+from tests.support.sites import json_answer, text_answer  # noqa: E402
+
+URLS = {
+    "pypi": (PYPI, "https://pypi.org/project/pi-demo/", "pypi.org"),
+    "npm": (NPM, "https://www.npmjs.com/package/tiny-lib", "registry.npmjs.org"),
+    "hackernews": (HACKERNEWS, "https://news.ycombinator.com/item?id=8863", "hn.algolia.com"),
+    "arxiv": (ARXIV, "https://arxiv.org/abs/2401.00001v2", "export.arxiv.org"),
+    "wikipedia": (
+        WIKIPEDIA,
+        "https://en.wikipedia.org/wiki/Python_(programming_language)",
+        "en.wikipedia.org",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(URLS))
+def test_a_rate_limit_is_a_clean_fall_back_and_not_retried_for_an_hour(sites, name):
+    reader, url, host = URLS[name]
+
+    def limited(path, query, headers):
+        return json_answer({"message": "slow down"}, 429, **{"Retry-After": "3600"})
+
+    sites.routes.append((host.replace(".", r"\."), limited))
+    with pytest.raises(ReaderError) as info:
+        read_with(reader, url)
+    assert info.value.fall_back and "429" in info.value.message
+    assert len(sites.requests_to(host)) == 1
+
+
+@pytest.mark.parametrize(
+    "name, module, limit",
+    [
+        ("pypi", registries, "MAX_BYTES"),
+        ("hackernews", hackernews, "MAX_BYTES"),
+        ("wikipedia", wikipedia, "MAX_BYTES"),
+    ],
+)
+def test_an_oversized_answer_is_bounded_and_named(sites, monkeypatch, name, module, limit):
+    reader, url, host = URLS[name]
+    monkeypatch.setattr(module, limit, 200)
+    outcome = None
+    try:
+        outcome, _ = read_with(reader, url)
+    except ReaderError as exc:
+        assert "size limit" in exc.message or "more than" in exc.message
+        return
+    assert outcome is not None and any("Stopped reading" in note for note in outcome.notes)
+
+
+def test_a_page_that_is_not_json_where_json_is_due_is_named(sites):
+    sites.routes.append(
+        (
+            r"pypi\.org",
+            lambda path, query, headers: text_answer("<html>maintenance</html>", kind="text/html"),
+        )
+    )
+    with pytest.raises(ReaderError) as info:
+        read_with(PYPI, "https://pypi.org/project/pi-demo/")
+    assert "PyPI's JSON API answered something that is not JSON" in info.value.message
