@@ -248,7 +248,7 @@ def _stemmer():
     return _STEMMER
 
 
-_TOKEN = re.compile(r"(?u)\b\w\w+\b")
+_TOKEN = re.compile(r"\w\w+")  # every run of two or more word characters
 
 
 _PARTS = re.compile(r"_+|(?<=[a-z0-9])(?=[A-Z])")
@@ -305,7 +305,7 @@ def _documents(text: str, passages: Sequence[Passage]) -> tuple[list[list[int]],
         word: vocabulary.setdefault(stem, len(vocabulary))
         for word, stem in zip(distinct, _stemmer().stemWords(distinct), strict=True)
     }
-    return [[ids[word] for word in words] for words in documents], vocabulary
+    return [list(map(ids.__getitem__, words)) for words in documents], vocabulary
 
 
 def _query(question: str) -> list[str]:
