@@ -717,6 +717,7 @@ ROW_GROUPS = {
     "cached_fetch": ("7",),
     "question": ("10a", "10b"),
     "browser": ("9a", "9b"),
+    "readers": ("11a", "11b", "11c"),
 }
 
 
@@ -785,6 +786,10 @@ def main(argv: list[str] | None = None) -> int:
             rows += bench_question(Path(agent), 3 if options.quick else 41)
         if run("browser"):
             rows += bench_browser(2 if options.quick else 9)
+        if run("readers"):
+            import readers
+
+            rows += readers.rows(Path(agent), 3 if options.quick else 25)
         if run("mcp_startup"):
             fetch_venv = options.fetch_venv or (
                 Path(agent) / "fetch-venv" if options.fetch else None

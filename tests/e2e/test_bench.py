@@ -38,6 +38,9 @@ def test_benchmark_runs_in_quick_mode(tmp_path):
         "10a. web_fetch question on a cached 100 KB page",
         "10b. a further question on that page",
         "6. MCP start to first tools/list",
+        "11a. a GitHub file through web_fetch",
+        "11b. 5 GitHub and package pages",
+        "11c. a 130-comment GitHub issue",
     ):
         assert label in proc.stdout
     assert "quick mode: targets not enforced" in proc.stdout
