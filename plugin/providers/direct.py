@@ -28,7 +28,7 @@ from ..api import (
     ProviderConfig,
     ProviderType,
     RetryPolicy,
-    at_least,
+    between,
     hookimpl,
     option,
     run_interruptible,
@@ -64,7 +64,7 @@ ACCEPT = "text/html,application/xhtml+xml,text/plain;q=0.9,application/json;q=0.
 class DirectOptions(CommonOptions):
     """Options of a ``direct`` fetcher."""
 
-    max_bytes: int = option(DEFAULT_MAX_BYTES, validator=at_least(1))
+    max_bytes: int = option(DEFAULT_MAX_BYTES, validator=between(1, 100_000_000))
     allow_private_network: bool = option(False)
 
 
