@@ -15,6 +15,7 @@ import pytest
 
 from tests.support import SECRET, serve
 from tests.support.fake_apis import FakeKagi
+from tests.support.hosts import declare_distribution
 
 BIN = Path(sys.executable).parent
 
@@ -68,20 +69,8 @@ def plugins(tmp_path) -> Path:
         ("raising_hook-0.3.0", "raising_hook", "raising"),
         ("kagi_clone-2.0.0", "kagi_clone", "clone"),
     ):
-        _declare(root, dist, "pi_web_tools.providers", name, module)
+        declare_distribution(root, dist, "pi_web_tools.providers", name, module)
     return root
-
-
-def _declare(root: Path, dist: str, group: str, name: str, module: str) -> None:
-    """An installed-looking distribution *dist* (``project-version``) in *root* whose entry
-    point *name* of *group* is *module*."""
-    info = root / f"{dist}.dist-info"
-    info.mkdir()
-    project, version = dist.rsplit("-", 1)
-    (info / "METADATA").write_text(
-        f"Metadata-Version: 2.1\nName: {project.replace('_', '-')}\nVersion: {version}\n"
-    )
-    (info / "entry_points.txt").write_text(f"[{group}]\n{name} = {module}\n")
 
 
 def _pi_web(plugins: Path, *args: str) -> subprocess.CompletedProcess:
@@ -194,8 +183,8 @@ def host_plugins(plugins) -> Path:
             """
         )
     )
-    _declare(plugins, "bad_host-0.4.0", "pi.plugins", "badhost", "bad_host")
-    _declare(plugins, "bad_hook-0.5.0", "pi.plugins", "badhook", "bad_hook")
+    declare_distribution(plugins, "bad_host-0.4.0", "pi.plugins", "badhost", "bad_host")
+    declare_distribution(plugins, "bad_hook-0.5.0", "pi.plugins", "badhook", "bad_hook")
     return plugins
 
 

@@ -9,21 +9,12 @@ import subprocess
 import textwrap
 from pathlib import Path
 
-from .hosts import PI_WEB
+from .hosts import PI_WEB, declare_distribution
 
 __all__ = ["declare", "pi_web_with", "plugin_module"]
 
-
-def declare(root: Path, dist: str, group: str, name: str, module: str) -> None:
-    """An installed-looking distribution *dist* (``project-version``) in *root* whose entry
-    point *name* of *group* is *module*."""
-    info = root / f"{dist}.dist-info"
-    info.mkdir()
-    project, version = dist.rsplit("-", 1)
-    (info / "METADATA").write_text(
-        f"Metadata-Version: 2.1\nName: {project.replace('_', '-')}\nVersion: {version}\n"
-    )
-    (info / "entry_points.txt").write_text(f"[{group}]\n{name} = {module}\n")
+#: An installed-looking distribution (see :func:`.hosts.declare_distribution`).
+declare = declare_distribution
 
 
 def plugin_module(root: Path, module: str, source: str) -> None:
