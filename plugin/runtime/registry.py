@@ -7,6 +7,7 @@ fields its :class:`~pi_web_tools.api.types.ProviderType` declares.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -89,6 +90,47 @@ def _one_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
+#: Overrides how long a provider plugin's import may take (seconds), as for host plugins.
+IMPORT_TIMEOUT_ENV = "PI_PLUGIN_IMPORT_TIMEOUT"
+#: How long a provider plugin's import may take by default (the host plugins' bound too).
+DEFAULT_IMPORT_TIMEOUT = 15.0
+
+
+class _ImportTimeout(TimeoutError):
+    """A plugin's import did not finish in time; ``str()`` says so."""
+
+
+def _import_timeout() -> float:
+    try:
+        seconds = float(os.environ.get(IMPORT_TIMEOUT_ENV, ""))
+    except ValueError:
+        return DEFAULT_IMPORT_TIMEOUT
+    return seconds if 0 < seconds < float("inf") else DEFAULT_IMPORT_TIMEOUT
+
+
+def _load_within(load: Callable[[], Any]) -> Any:
+    """``load()``, or :class:`_ImportTimeout` when it has not returned in time: the import
+    runs in a daemon thread that is left behind, holding nothing the tools need."""
+    seconds = _import_timeout()
+    box: dict[str, Any] = {}
+    done = threading.Event()
+
+    def run() -> None:
+        try:
+            box["value"] = load()
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller
+            box["error"] = exc
+        finally:
+            done.set()
+
+    threading.Thread(target=run, name="pi-web provider plugin load", daemon=True).start()
+    if not done.wait(seconds):
+        raise _ImportTimeout(f"its import did not finish within {seconds:g} s")
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
 def _misplaced_hook(plugin: Any) -> str | None:
     """Why *plugin* registers nothing although it defines ``register_provider_types``: the
     function is not marked with ``pi_web_tools.hookimpl`` (another project's marker, such as
@@ -132,7 +174,10 @@ def get_provider_manager(
             if pm.has_plugin(point.name) or pm.is_blocked(point.name):
                 continue
             try:
-                plugin = point.load()
+                plugin = _load_within(point.load)
+            except _ImportTimeout as exc:  # an import that hangs must not hang every call
+                problems.append(_problem(point.name, distribution_of(point), str(exc)))
+                continue
             except Exception as exc:  # noqa: BLE001 - a broken plugin must not break the tools
                 problems.append(_problem(point.name, distribution_of(point), _one_line(exc)))
                 continue

@@ -1,10 +1,12 @@
 """One bad provider plugin never takes down the rest (issue 28): a plugin that fails to load
 costs only the entries of its type (item 5), an entry point named like a built-in never
-displaces it (item 10). Driven through pi-web with the plugins installed as pip would."""
+displaces it (item 10), and an import that hangs is given up on (Low). Driven through pi-web
+with the plugins installed as pip would."""
 
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
@@ -106,4 +108,28 @@ def test_an_entry_point_named_like_a_built_in_never_displaces_it(
     assert (
         f"Warning: provider plugin '{name}' (impostor 6.6) was skipped: its entry point is "
         f"named like the built-in provider type {name!r}" in report.stdout
+    ), report.stdout
+
+
+def test_a_provider_plugin_whose_import_hangs_is_given_up_on(site, write_config, httpserver):
+    """An import that never finishes: pi-web answers anyway (after the import bound) and
+    names the plugin; the built-in fetcher works."""
+    plugin_module(site, "stuck_plugin", "import time\nwhile True:\n    time.sleep(1)\n")
+    declare(site, "stuck_plugin-0.9", "pi_web_tools.providers", "stuck", "stuck_plugin")
+    url = serve(httpserver, {"/a.txt": (200, "text/plain", "not stuck")}) + "/a.txt"
+    write_config(
+        {
+            "providers": [
+                {"name": "local", "type": "direct", "options": {"allowPrivateNetwork": True}}
+            ]
+        }
+    )
+    start = time.monotonic()
+    fetched = pi_web_with(site, "fetch", url, env={"PI_PLUGIN_IMPORT_TIMEOUT": "2"}, timeout=60)
+    report = pi_web_with(site, "config", env={"PI_PLUGIN_IMPORT_TIMEOUT": "2"}, timeout=60)
+    assert time.monotonic() - start < 20
+    assert fetched.returncode == 0 and "not stuck" in fetched.stdout, fetched.stdout
+    assert (
+        "Warning: provider plugin 'stuck' (stuck-plugin 0.9) was skipped: its import did not "
+        "finish within 2 s" in report.stdout
     ), report.stdout
