@@ -387,6 +387,8 @@ page = provider.fetch(FetchRequest(urls=(sys.argv[1],)), None).pages[0]
 print("rendered" if page.ok else page.error, flush=True)
 if sys.argv[2] == "hang":
     time.sleep(60)
+else:  # exit once told to (the test has seen the browser running)
+    sys.stdin.readline()
 """
 
 
@@ -416,6 +418,7 @@ def test_no_browser_outlives_its_process(ending, recorders):
     site = recorders(_shell(""))
     child = subprocess.Popen(
         [sys.executable, "-c", CHILD, f"{site.base_url}/", "exit" if ending == "exit" else "hang"],
+        stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
         start_new_session=True,
@@ -425,7 +428,9 @@ def test_no_browser_outlives_its_process(ending, recorders):
     assert child.stdout.readline().strip() == "rendered"
     running = _browsers(child.pid)
     assert running, "the browser should be running now"
-    if ending == "ctrl-c":
+    if ending == "exit":
+        child.stdin.close()
+    elif ending == "ctrl-c":
         os.killpg(child.pid, signal.SIGINT)
     elif ending == "sigterm":
         child.send_signal(signal.SIGTERM)
