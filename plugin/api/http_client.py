@@ -391,6 +391,9 @@ class HttpClient:
         mapping) into words added to the message (a rate limit's quotas), or ``None``.
     :param retry: the :class:`~pi_web_tools.api.retry.RetryPolicy` (default: 2 retries of
         429/502/503/504 and broken connections).
+    :param follow_redirects: ``False`` for an API at an address the user chose (a self-hosted
+        one): a redirect is then an error naming where it pointed, never followed, so the
+        client reaches that address and nothing else.
     """
 
     def __init__(
@@ -405,8 +408,10 @@ class HttpClient:
         error_headers: Callable[[int, Any], str | None] | None = None,
         max_body_bytes: int = MAX_API_BODY,
         retry: RetryPolicy | None = None,
+        follow_redirects: bool = True,
     ):
         self.provider = provider
+        self.follow_redirects = follow_redirects
         self.base_url = base_url.rstrip("/")
         self.timeout = timeout
         self.secrets = tuple(s for s in secrets if s)
@@ -514,6 +519,7 @@ class HttpClient:
                 headers=headers,
                 timeout=socket_timeouts(remaining),
                 stream=True,
+                allow_redirects=self.follow_redirects,
             )
             reading = True
             try:
@@ -544,6 +550,8 @@ class HttpClient:
                 status=response.status_code,
             )
         status = response.status_code
+        if not self.follow_redirects and 300 <= status < 400:
+            raise self._redirect_error(response)
         if status >= 400:
             failure = self._status_error(response, body)
             if self.policy.is_retry_status(status):
@@ -561,6 +569,22 @@ class HttpClient:
                 status=status,
             ) from None
         return data, response
+
+    def _redirect_error(self, response: requests.Response) -> ProviderError:
+        """A redirect this client does not follow: where it pointed, and what to change."""
+        from pi_hostspec.sanitize import strip_control
+
+        status = response.status_code
+        # Keys are removed before the cut, so no part of one can show.
+        location = redact_secrets(redact(response.headers.get("Location") or "", self.secrets))
+        location = " ".join(strip_control(location).split())
+        where = f" to {location[:199]}…" if len(location) > 200 else f" to {location}"
+        where = where if location else ""
+        return self.error(
+            f"HTTP {status}: the API redirected{where}, which is not followed; set baseUrl "
+            "to the address it moved to",
+            status=status,
+        )
 
     def _status_error(self, response: requests.Response, body: bytes) -> ProviderError:
         status = response.status_code
