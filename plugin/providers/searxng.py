@@ -329,6 +329,10 @@ SEARXNG = ProviderType(
         default_limit=DEFAULT_LIMIT,
     ),
     setup_check=_setup_check,
+    setup_hint='To search through your own SearXNG instance (keyless), add {"name": "searx", '
+    '"type": "searxng", "options": {"baseUrl": "http://127.0.0.1:8888"}} to "providers" (with '
+    '"allowPrivateNetwork": true for an instance on this machine or your network); its '
+    'settings.yml must list json under "search: formats".',
     self_hosted=True,
 )
 

@@ -73,7 +73,18 @@ PARAMETERS: dict = {
             "description": "Exa only: company, research paper, news, pdf, personal site, financial report or people.",
             "minLength": 1,
         },
-        "provider": PROVIDER_PARAMETER,
+        "provider": {
+            "anyOf": [
+                PROVIDER_PARAMETER,
+                {
+                    "type": "array",
+                    "items": PROVIDER_PARAMETER,
+                    "minItems": 1,
+                    "maxItems": 10,
+                },
+            ],
+            "description": 'Name of a configured provider to use instead of the default. A list of names, or "all", sends each query to each of them at once and merges the results (each provider bills its own call).',
+        },
         "fresh": FRESH_PARAMETER,
     },
     "required": ["queries"],
@@ -87,25 +98,16 @@ def prepare_arguments(args: Any) -> Any:
 
 
 def execute(args: dict, ctx: ToolContext) -> ToolResult:
-    """Run every query concurrently through the chosen provider and combine the results."""
+    """Run every query concurrently through the chosen provider (or, fused, through each of the
+    chosen ones) and list the results once each."""
 
-    from ..api.types import SEARCH_FILTERS, SearchRequest
-    from ..runtime import run
-    from .common import able_types, resolve, run_all
+    from ..api.types import SearchRequest
+    from .common import run_all
+    from .fusion import fuse, list_once, plain
     from .model_text import format_search
 
     queries = [q.strip() for q in args["queries"]]
-    chosen = resolve("search", args.get("provider"))
-    pconf, config = chosen.entry, chosen.config
-    wanted = [name for name in SEARCH_FILTERS if args.get(name) not in (None, [])]
-    unsupported = [name for name in wanted if name not in chosen.type.search_filters]
-    if unsupported:
-        able = able_types(lambda kind: kind.can("search") and set(wanted) <= kind.search_filters)
-        raise ToolError(
-            f"Provider {pconf.name!r} ({pconf.type}) cannot filter by {', '.join(unsupported)}. "
-            "Remove those arguments, or pass provider= with a provider that supports them "
-            f"(types: {able})."
-        )
+    chosen = _choose(args)
     limit = args.get("limit")
     requests_ = [
         SearchRequest(
@@ -119,44 +121,89 @@ def execute(args: dict, ctx: ToolContext) -> ToolResult:
         )
         for query in queries
     ]
+    fused = len(chosen) > 1
 
     def progress(done: int, total: int) -> None:
         ctx.progress(done, total, f"Searching... {done}/{total} queries done")
 
     ctx.update(ToolResult(content="Searching...", details={"partial": True, "queries": queries}))
     fresh = bool(args.get("fresh"))
-    found = run_all(requests_, lambda r: run.search(chosen, r, ctx, fresh=fresh), on_done=progress)
-    outcomes = [item if isinstance(item, BaseException) else item[0] for item in found]
-    ages = [None if isinstance(item, BaseException) else item[1] for item in found]
+    pairs = [(request, selection) for request in requests_ for selection in chosen]
+    found = run_all(pairs, lambda pair: _ask(pair[1], pair[0], ctx, fresh), on_done=progress)
+    width = len(chosen)
+    per_query = []
+    outcomes: list[Any] = []
+    balance = None
+    for index, query in enumerate(queries):
+        answers = found[index * width : (index + 1) * width]
+        entry: dict = {"query": query}
+        if not fused:
+            outcome, age = (answers[0], None) if _failed(answers[0]) else answers[0]
+            outcomes.append(outcome if _failed(outcome) else plain(outcome))
+            if not _failed(outcome):
+                _describe(entry, outcome, age)
+                balance = outcome.balance if outcome.balance is not None else balance
+        else:
+            good = [
+                (selection.entry.name, item[0], item[1])
+                for selection, item in zip(chosen, answers, strict=True)
+                if not _failed(item)
+            ]
+            bad = [
+                (selection.entry.name, item)
+                for selection, item in zip(chosen, answers, strict=True)
+                if _failed(item)
+            ]
+            entry["providers"] = {}
+            for name, response, age in good:
+                _describe(entry["providers"].setdefault(name, {}), response, age)
+            for name, exc in bad:
+                entry["providers"][name] = {"error": _error_text(exc)}
+            if not good:
+                outcomes.append(
+                    _AllFailed(
+                        "every provider failed: "
+                        + "; ".join(f"{name}: {_error_text(exc)}" for name, exc in bad)
+                    )
+                )
+            else:
+                notes = [
+                    f"{name} failed: {_error_text(exc, 200)}; results from "
+                    + ", ".join(n for n, _, _ in good)
+                    for name, exc in bad
+                ]
+                limit_ = int(limit) if limit is not None else _fused_limit(chosen)
+                outcomes.append(fuse([(n, r) for n, r, _ in good], limit_, notes))
+        if _failed(outcomes[-1]):
+            entry.update(count=0, error=_error_text(outcomes[-1]))
+        else:
+            entry["count"] = len(outcomes[-1].listings)
+        per_query.append(entry)
+    outcomes = list_once(outcomes)
+    for entry, outcome in zip(per_query, outcomes, strict=True):
+        if not _failed(outcome) and outcome.repeated:
+            entry["listedAbove"] = outcome.repeated
+            entry["count"] = len(outcome.listings)
     text, total = format_search(queries, outcomes)
 
-    per_query = []
-    balance = None
-    for query, outcome, age in zip(queries, outcomes, ages, strict=True):
-        if isinstance(outcome, BaseException):
-            per_query.append({"query": query, "count": 0, "error": _error_text(outcome)})
-        else:
-            entry: dict = {"query": query, "count": len(outcome.hits)}
-            if age is not None:
-                entry["cache"] = {"hit": True, "ageSeconds": round(age, 1)}
-            if outcome.notices:
-                entry["notices"] = list(outcome.notices)
-            if outcome.warnings:
-                entry["warnings"] = list(outcome.warnings)
-            per_query.append(entry)
-            balance = outcome.balance if outcome.balance is not None else balance
+    first = chosen[0]
     details: dict = {
-        "provider": pconf.name,
-        "providerType": pconf.type,
+        "provider": ", ".join(s.entry.name for s in chosen),
+        "providerType": ", ".join(s.entry.type for s in chosen),
         "queries": queries,
         "perQuery": per_query,
         "totalResults": total,
     }
+    if fused:
+        details["fusion"] = {
+            "providers": [s.entry.name for s in chosen],
+            "callsPerQuery": len(chosen),
+        }
     if balance is not None:
         details["apiBalance"] = balance
     from ..runtime.run import warnings as run_warnings
 
-    warned = run_warnings(config)  # the config's, and the cache's (files moved aside)
+    warned = run_warnings(first.config)  # the config's, and the cache's (files moved aside)
     if warned:
         details["warnings"] = warned
     failures = [q for q in per_query if "error" in q]
@@ -171,6 +218,87 @@ def execute(args: dict, ctx: ToolContext) -> ToolResult:
     output = _fit(text, queries, outcomes)
     details.update(output.details())
     return ToolResult(content=output.text, details=details)
+
+
+class _AllFailed(Exception):
+    """Every provider of a fused query failed (the message names each)."""
+
+
+def _failed(item: Any) -> bool:
+    return isinstance(item, BaseException)
+
+
+def _ask(selection: Any, request: Any, ctx: ToolContext, fresh: bool) -> Any:
+    from ..runtime import run
+
+    return run.search(selection, request, ctx, fresh=fresh)
+
+
+def _describe(entry: dict, response: Any, age: float | None) -> None:
+    """A provider's answer in ``details``: its count, cache age, notices and warnings."""
+    entry.setdefault("count", len(response.hits))
+    if age is not None:
+        entry["cache"] = {"hit": True, "ageSeconds": round(age, 1)}
+    if response.notices:
+        entry["notices"] = list(response.notices)
+    if response.warnings:
+        entry["warnings"] = list(response.warnings)
+
+
+def _fused_limit(chosen: list[Any]) -> int:
+    """Results a fused query lists when the call gives no limit: the most any of its providers
+    would list alone."""
+    return max(
+        getattr(s.entry.options, "default_search_limit", None)
+        or (s.type.search.default_limit if s.type.search else None)
+        or 10
+        for s in chosen
+    )
+
+
+#: ``provider`` values that send each query to every configured search provider.
+ALL = "all"
+
+
+def _choose(args: dict) -> list[Any]:
+    """The providers of the call: the one named, or each of a list (or ``"all"``) for a fused
+    call, or the default; a named provider that cannot apply the call's filters is an error,
+    and ``"all"`` leaves such providers out."""
+    from ..api.types import SEARCH_FILTERS
+    from .common import able_types, resolve
+
+    requested = args.get("provider")
+    wanted = [name for name in SEARCH_FILTERS if args.get(name) not in (None, [])]
+    names: list[str] | None = None
+    if isinstance(requested, list):
+        names = list(dict.fromkeys(name.strip() for name in requested))
+    elif requested == ALL:
+        config = resolve("search", None).config
+        if config.get(ALL) is None:
+            from ..runtime.registry import provider_types
+
+            types = provider_types()
+            names = [
+                p.name
+                for p in config.providers
+                if p.type in types
+                and types[p.type].serves_by_default("search")
+                and set(wanted) <= types[p.type].search_filters
+            ]
+            if not names:
+                names = [resolve("search", None).entry.name]
+    chosen = [resolve("search", name) for name in names] if names else [resolve("search", requested)]
+    for selection in chosen:
+        unsupported = [name for name in wanted if name not in selection.type.search_filters]
+        if unsupported:
+            pconf = selection.entry
+            able = able_types(lambda kind: kind.can("search") and set(wanted) <= kind.search_filters)
+            raise ToolError(
+                f"Provider {pconf.name!r} ({pconf.type}) cannot filter by {', '.join(unsupported)}. "
+                "Remove those arguments, or pass provider= with a provider that supports them "
+                f"(types: {able})."
+            )
+    return chosen
 
 
 def _fit(text: str, queries: list[str], outcomes: list[Any]) -> Any:
@@ -194,11 +322,11 @@ def _fit(text: str, queries: list[str], outcomes: list[Any]) -> Any:
     return spill_output(text, fitted, prefix="pi-web-search", after=note)
 
 
-def _error_text(exc: BaseException) -> str:
-    from pi_hostspec import strip_control
+def _error_text(exc: BaseException, width: int = 0) -> str:
+    from pi_hostspec import clip, strip_control
 
-    text = strip_control(str(exc)).strip() or type(exc).__name__
-    return " ".join(text.split())
+    text = " ".join((strip_control(str(exc)).strip() or type(exc).__name__).split())
+    return clip(text, width) if width else text
 
 
 TOOL = web_tool(NAME, LABEL, DESCRIPTION, PARAMETERS, execute, prepare_arguments)

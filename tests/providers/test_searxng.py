@@ -269,3 +269,16 @@ def test_without_base_url_the_call_and_pi_web_config_say_what_to_add():
 def test_the_type_is_keyless_self_hosted_search():
     assert SEARXNG.key is None and SEARXNG.self_hosted
     assert SEARXNG.capabilities == {"search"}
+
+
+def test_nothing_configured_offers_a_searxng_instance_after_the_seed_sentence():
+    from pi_web_tools.api import ConfigError
+    from pi_web_tools.runtime.registry import resolve_provider
+
+    with pytest.raises(ConfigError) as info:
+        resolve_provider("search")
+    message = str(info.value)
+    assert message.startswith(
+        "KAGI_API_KEY environment variable is not set. Set it to your Kagi API key to use web search."
+    )
+    assert '{"name": "searx", "type": "searxng", "options": {"baseUrl": ' in message
