@@ -122,3 +122,23 @@ def test_a_plain_multi_query_call_lists_a_repeated_url_once(three):
     assert 'Query: "async rust"\n3. Own async rust' in text
     assert result["details"]["perQuery"][1]["listedAbove"] == 1
     assert result["details"]["totalResults"] == 3
+
+
+def test_pi_web_search_takes_comma_separated_providers(three):
+    kagi, brave, searx = three
+    env = dict(os.environ, NO_COLOR="1")
+    proc = subprocess.run(
+        [PI_WEB, "search", "--provider", "searx,brave", "rust"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    # Both first: the tie goes to the provider named first, whose copy is shown.
+    assert proc.stdout.startswith(
+        "1. Brave one, as SearXNG saw it\n   https://www.brave.example/1/\n"
+        "   About rust & more (1) … Extra 1\n   Published: 2026-02-01\n"
+        "   Found by: searx, brave\n"
+    )
+    assert kagi.searches() == [] and len(brave.requests) == len(searx.requests) == 1
