@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from ..conftest import SECRET
-from ..fake_apis import FakeBrave, FakeKagi, FakeSearxng
+from tests.support import SECRET
+from tests.support.fake_apis import FakeBrave, FakeKagi, FakeSearxng
 
 pytestmark = pytest.mark.slow
 
