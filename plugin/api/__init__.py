@@ -60,6 +60,7 @@ HOME = {
     "url_key": "types",
     "html_to_text": "html_text",
     "ConfigError": "errors",
+    "ErrorKind": "errors",
     "ProviderError": "errors",
     "HttpClient": "http_client",
     "run_interruptible": "http_client",

@@ -22,7 +22,7 @@ import urllib3
 from pi_hostspec.truncate import format_size
 
 from . import retry as retry_module
-from .errors import ProviderError
+from .errors import ErrorKind, ProviderError
 from .redaction import redact, redact_secrets, redact_value
 from .retry import Retryable, RetryPolicy, parse_retry_after, with_retries
 from .version import __version__
@@ -505,7 +505,9 @@ class HttpClient:
             raise InterruptedError("cancelled")
         remaining = deadline - time.monotonic()
         if remaining <= 0:
-            raise self.error(f"timed out after {budget:g} s", retryable=True)
+            raise self.error(
+                f"timed out after {budget:g} s", retryable=True, kind=ErrorKind.TIMEOUT
+            )
         reading = False
         try:
             response = send(
@@ -530,7 +532,9 @@ class HttpClient:
                 response.close()
         except TimeoutError:
             stage = "while reading the response" if reading else "waiting for the response"
-            raise self.error(f"timed out after {budget:g} s {stage}") from None
+            raise self.error(
+                f"timed out after {budget:g} s {stage}", kind=ErrorKind.TIMEOUT
+            ) from None
         except UnicodeEncodeError:  # http.client sends header values as Latin-1 only
             raise self.error(
                 "the API key (or another header value) holds characters an HTTP header cannot "
@@ -540,7 +544,12 @@ class HttpClient:
             reason = network_error_message(exc)
             if isinstance(exc, requests.exceptions.ReadTimeout):
                 reason = f"timed out after {budget:g} s waiting for the response"
-            failure = self.error(f"request failed: {reason}", retryable=is_retryable(exc))
+            timed_out = isinstance(exc, requests.exceptions.Timeout)
+            failure = self.error(
+                f"request failed: {reason}",
+                retryable=is_retryable(exc),
+                kind=ErrorKind.TIMEOUT if timed_out else ErrorKind.UNREACHABLE,
+            )
             if is_retryable(exc):
                 raise Retryable(failure) from None
             raise failure from None

@@ -20,6 +20,7 @@ from ..api import (
     DATE_FILTERS,
     DOMAIN_FILTERS,
     ApiOptions,
+    ErrorKind,
     HttpClient,
     ProviderError,
     ProviderType,
@@ -268,6 +269,7 @@ class SearxngProvider:
                 f"{self.label}: no results, and these engines failed: {'; '.join(silent)}",
                 provider=self.label,
                 code="engines",
+                kind=ErrorKind.OUTAGE,
             )
         notices = [
             f"Did you mean: {one_line(c, 200)}"

@@ -8,7 +8,7 @@ from typing import Any
 
 from attrs import frozen
 
-from ..api.errors import ProviderError
+from ..api.errors import ErrorKind, ProviderError
 from ..api.hookspecs import hookimpl
 from ..api.http_client import HttpClient
 from ..api.types import (
@@ -121,6 +121,7 @@ class TavilyProvider:
         except ProviderError as exc:
             if exc.status in PLAN_LIMITS:
                 exc.message = f"{exc.message} ({PLAN_LIMITS[exc.status]})"
+                exc.kind = ErrorKind.QUOTA
             raise
         if not isinstance(result, dict):
             raise self.http.shape_error("the body is not an object")
