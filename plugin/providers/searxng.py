@@ -229,9 +229,7 @@ class SearxngProvider:
             raise self.http.shape_error("the body is not an object")
         results = body.get("results")
         if not isinstance(results, list):
-            raise self.http.shape_error(
-                f"'results' should be a list, got {type(results).__name__}"
-            )
+            raise self.http.shape_error(f"'results' should be a list, got {type(results).__name__}")
         start, end = _day(request.start_published_date), _day(request.end_published_date)
         hits, dropped = [], 0
         for item in results:
@@ -241,9 +239,7 @@ class SearxngProvider:
             if url is None or not url.lower().startswith(("http://", "https://")):
                 continue
             host = _host(url)
-            if request.include_domains and not any(
-                _on(host, d) for d in request.include_domains
-            ):
+            if request.include_domains and not any(_on(host, d) for d in request.include_domains):
                 dropped += 1
                 continue
             if any(_on(host, d) for d in request.exclude_domains):
@@ -287,7 +283,9 @@ class SearxngProvider:
                 "the dates asked were removed, undated ones kept."
             )
         warnings = [f"SearXNG engines that did not answer: {'; '.join(silent)}"] if silent else []
-        related = tuple(s for s in (text_field(x) for x in list_field(body.get("suggestions"))) if s)
+        related = tuple(
+            s for s in (text_field(x) for x in list_field(body.get("suggestions"))) if s
+        )
         return SearchResponse(
             hits=tuple(hits[:limit]),
             related=related[:8],
@@ -302,7 +300,9 @@ class SearxngProvider:
         for pair in list_field(body.get("unresponsive_engines")):
             if isinstance(pair, list) and pair and text_field(pair[0]):
                 reason = text_field(pair[1]) if len(pair) > 1 else None
-                found.append(f"{one_line(pair[0], 40)}: {one_line(reason, 80)}" if reason else pair[0])
+                found.append(
+                    f"{one_line(pair[0], 40)}: {one_line(reason, 80)}" if reason else pair[0]
+                )
         return found[:10]
 
 

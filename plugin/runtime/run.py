@@ -118,9 +118,16 @@ def _through_cache(
 
 
 def search(chosen: Any, request: Any, ctx: Any, *, fresh: bool = False) -> tuple[Any, float | None]:
-    """One query's :class:`SearchResponse` and its cache age."""
+    """One query's :class:`SearchResponse` and its cache age. A self-hosted provider's address
+    must pass :func:`base_url_refusal` first."""
     from ..api.types import SearchResponse
 
+    if chosen.type.self_hosted:
+        from ..api.errors import ProviderError
+
+        refusal = base_url_refusal(chosen, time.monotonic() + _call_seconds(chosen))
+        if refusal is not None:
+            raise ProviderError(refusal, provider=chosen.entry.name, code="refused")
     return _through_cache(chosen, "search", request, ctx, fresh, SearchResponse)
 
 
@@ -243,8 +250,8 @@ _MISSPELT_ALLOW = re.compile(
 def _host_problem(url: str, selection: Any, deadline: float) -> str | None:
     """Why the host of *url* is not public, as *selection* would reach it; ``None`` when it is
     public, or when it cannot be known here (a name that does not resolve)."""
-    from ..api.http_client import run_interruptible
     from ..api._netguard import describe_host, is_proxied, literal_address, request_target
+    from ..api.http_client import run_interruptible
 
     try:
         _, host, port = request_target(url)
@@ -290,6 +297,23 @@ def handoff_refusal(url: str, selection: Any, deadline: float) -> str | None:
         return None
     where = "" if selection.type.fetches_locally else f", not sent to {_label(selection)}"
     return f"refused: {problem}{where}; {_allow_hint(selection)}"
+
+
+def base_url_refusal(selection: Any, deadline: float) -> str | None:
+    """Why the self-hosted provider *selection* (SearXNG) may not be asked at its ``baseUrl``,
+    or ``None``. Its address is judged as a page's URL is: a private, loopback, link-local,
+    CGNAT, metadata or single-label host needs ``allowPrivateNetwork`` in the entry's options,
+    which allows that address only (the provider follows no redirect)."""
+    base_url = getattr(selection.entry.options, "base_url", None)
+    if not base_url or getattr(selection.entry.options, "allow_private_network", False):
+        return None
+    problem = _host_problem(base_url, selection, deadline)
+    if problem is None:
+        return None
+    return (
+        f"{_label(selection)} at {base_url} refused: {problem}; {_allow_hint(selection)} "
+        "(that address only)"
+    )
 
 
 def _label(selection: Any) -> str:

@@ -287,12 +287,16 @@ def _choose(args: dict) -> list[Any]:
             ]
             if not names:
                 names = [resolve("search", None).entry.name]
-    chosen = [resolve("search", name) for name in names] if names else [resolve("search", requested)]
+    chosen = (
+        [resolve("search", name) for name in names] if names else [resolve("search", requested)]
+    )
     for selection in chosen:
         unsupported = [name for name in wanted if name not in selection.type.search_filters]
         if unsupported:
             pconf = selection.entry
-            able = able_types(lambda kind: kind.can("search") and set(wanted) <= kind.search_filters)
+            able = able_types(
+                lambda kind: kind.can("search") and set(wanted) <= kind.search_filters
+            )
             raise ToolError(
                 f"Provider {pconf.name!r} ({pconf.type}) cannot filter by {', '.join(unsupported)}. "
                 "Remove those arguments, or pass provider= with a provider that supports them "

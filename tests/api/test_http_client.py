@@ -566,15 +566,26 @@ def test_run_interruptible_is_public():
 
 @pytest.mark.parametrize(
     "status, kind",
-    [(401, "authentication"), (403, "authentication"), (402, "quota"), (429, "rate limit"),
-     (500, "outage"), (503, "outage"), (400, None), (404, None), (422, None)],
+    [
+        (401, "authentication"),
+        (403, "authentication"),
+        (402, "quota"),
+        (429, "rate limit"),
+        (500, "outage"),
+        (503, "outage"),
+        (400, None),
+        (404, None),
+        (422, None),
+    ],
 )
 def test_a_status_error_carries_its_kind(status, kind):
     from pi_web_tools.api import ErrorKind
 
     with responses.RequestsMock() as mock:
         mock.get("https://api.example/x", status=status, json={})
-        client = HttpClient(provider="P", base_url="https://api.example", retry=RetryPolicy(total=0))
+        client = HttpClient(
+            provider="P", base_url="https://api.example", retry=RetryPolicy(total=0)
+        )
         with pytest.raises(ProviderError) as caught:
             client.request_json("GET", "/x")
     assert caught.value.kind == (ErrorKind(kind) if kind else None)
@@ -591,7 +602,9 @@ def test_network_failures_carry_their_kind():
     ):
         with responses.RequestsMock() as mock:
             mock.get("https://api.example/x", body=error)
-            client = HttpClient(provider="P", base_url="https://api.example", retry=RetryPolicy(total=0))
+            client = HttpClient(
+                provider="P", base_url="https://api.example", retry=RetryPolicy(total=0)
+            )
             with pytest.raises(ProviderError) as caught:
                 client.request_json("GET", "/x")
         assert caught.value.kind is kind, error

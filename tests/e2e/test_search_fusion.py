@@ -23,21 +23,43 @@ def searx_results(q: str) -> list[dict]:
     """Brave's first result (another form of its URL), one of SearXNG's own, and Kagi's second."""
     slug = q.replace(" ", "-")
     return [
-        {"url": "https://www.brave.example/1/", "title": "Brave one, as SearXNG saw it", "content": "c"},
+        {
+            "url": "https://www.brave.example/1/",
+            "title": "Brave one, as SearXNG saw it",
+            "content": "c",
+        },
         {"url": f"https://searx.example/{slug}", "title": f"SearXNG only: {q}", "content": "c"},
-        {"url": f"https://results.example/{slug}/2?utm_source=searx", "title": "Kagi two", "content": "c"},
+        {
+            "url": f"https://results.example/{slug}/2?utm_source=searx",
+            "title": "Kagi two",
+            "content": "c",
+        },
     ]
 
 
 @pytest.fixture
 def three(write_config):
     """Kagi (v1), Brave and SearXNG, in that order, all configured."""
-    with FakeKagi(SECRET) as kagi, FakeBrave(SECRET) as brave, FakeSearxng(results=searx_results) as searx:
+    with (
+        FakeKagi(SECRET) as kagi,
+        FakeBrave(SECRET) as brave,
+        FakeSearxng(results=searx_results) as searx,
+    ):
         write_config(
             {
                 "providers": [
-                    {"name": "kagi", "type": "kagi", "apiKey": SECRET, "options": {"baseUrl": kagi.base_url}},
-                    {"name": "brave", "type": "brave", "apiKey": SECRET, "options": {"baseUrl": brave.base_url}},
+                    {
+                        "name": "kagi",
+                        "type": "kagi",
+                        "apiKey": SECRET,
+                        "options": {"baseUrl": kagi.base_url},
+                    },
+                    {
+                        "name": "brave",
+                        "type": "brave",
+                        "apiKey": SECRET,
+                        "options": {"baseUrl": brave.base_url},
+                    },
                     {
                         "name": "searx",
                         "type": "searxng",
@@ -93,7 +115,9 @@ def test_a_failing_provider_is_named_and_the_others_kept(three):
         "billing.insufficient_credit); trace trace-5f0e7c3a; results from brave, searx\n"
     ) in text
     assert "results.example/rust/2" in text  # SearXNG still found it
-    assert result["details"]["perQuery"][0]["providers"]["kagi"]["error"].startswith("Kagi: HTTP 402")
+    assert result["details"]["perQuery"][0]["providers"]["kagi"]["error"].startswith(
+        "Kagi: HTTP 402"
+    )
 
 
 def test_a_list_of_names_fuses_only_those(three):

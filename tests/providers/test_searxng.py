@@ -85,7 +85,9 @@ def test_a_query_is_a_json_get_on_the_search_path():
     assert found.hits[0].snippet == "Tokio is an event-driven, non-blocking I/O platform"
     assert found.hits[0].published == "2025-11-02T08:14:37"
     assert found.related == ("tokio tutorial", "tokio vs async-std")
-    assert found.warnings == ("SearXNG engines that did not answer: google: CAPTCHA; bing: timeout",)
+    assert found.warnings == (
+        "SearXNG engines that did not answer: google: CAPTCHA; bing: timeout",
+    )
 
 
 @responses.activate
@@ -110,7 +112,10 @@ def test_options_become_searxng_parameters():
         ],
     )
     chosen = provider(
-        categories=["it", "general"], engines=["duckduckgo", "wikipedia"], language="de-DE", safesearch=2
+        categories=["it", "general"],
+        engines=["duckduckgo", "wikipedia"],
+        language="de-DE",
+        safesearch=2,
     )
     assert len(chosen.search(SearchRequest(query="tokio"), None).hits) == 2
 
@@ -228,7 +233,9 @@ def test_a_start_date_becomes_the_smallest_time_range_that_reaches_it():
 def test_dated_results_outside_the_dates_are_removed_and_the_answer_says_so():
     responses.get(URL, json=BODY)
     found = provider().search(
-        SearchRequest(query="x", start_published_date="2020-01-01", end_published_date="2024-12-31"),
+        SearchRequest(
+            query="x", start_published_date="2020-01-01", end_published_date="2024-12-31"
+        ),
         None,
     )
     assert [h.url for h in found.hits] == ["https://docs.rs/tokio"]  # undated: kept

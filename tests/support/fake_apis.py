@@ -465,7 +465,11 @@ def searx_results(q: str) -> list[dict]:
     """Three results for *q*, as a SearXNG instance's engines would merge them."""
     slug = "-".join(q.split()) or "empty"
     return [
-        {"url": f"https://searx.example/{slug}/{i}", "title": f"{q} {i}", "content": f"On {q} ({i})"}
+        {
+            "url": f"https://searx.example/{slug}/{i}",
+            "title": f"{q} {i}",
+            "content": f"On {q} ({i})",
+        }
         for i in range(1, 4)
     ]
 
@@ -542,10 +546,14 @@ class FakeSearxng(LoopbackServer):
                     return self._send(400, {"error": "No query"})
                 pageno = query.get("pageno", "1")
                 if not pageno.isdigit() or int(pageno) < 1:
-                    return self._send(400, {"error": f"Invalid value {pageno} for parameter pageno"})
+                    return self._send(
+                        400, {"error": f"Invalid value {pageno} for parameter pageno"}
+                    )
                 span = query.get("time_range")
                 if span not in (None, "", "None", "day", "week", "month", "year"):
-                    return self._send(400, {"error": f"Invalid value {span} for parameter time_range"})
+                    return self._send(
+                        400, {"error": f"Invalid value {span} for parameter time_range"}
+                    )
                 category = (query.get("categories") or "general").split(",")[0]
                 results = []
                 for position, item in enumerate(fake.results(q), 1):

@@ -56,14 +56,21 @@ def test_agreement_ranks_above_any_single_first_place():
     urls = [listing.hit.url for listing in fused.listings]
     assert urls[0] == "https://shared.example"
     assert fused.listings[0].providers == ("kagi", "brave")
-    assert urls[1:] == ["https://a.example", "https://c.example", "https://b.example", "https://d.example"]
+    assert urls[1:] == [
+        "https://a.example",
+        "https://c.example",
+        "https://b.example",
+        "https://d.example",
+    ]
     assert 2 / (RRF_K + 3) > 1 / (RRF_K + 1)
 
 
 def test_copies_merge_into_the_best_ranked_title_and_the_richest_snippet():
     kagi = SearchResponse(
         hits=(
-            SearchHit(title="Kagi title", url="https://www.example.com/x/", snippet="short", score=0.9),
+            SearchHit(
+                title="Kagi title", url="https://www.example.com/x/", snippet="short", score=0.9
+            ),
         )
     )
     brave = SearchResponse(
@@ -87,7 +94,9 @@ def test_copies_merge_into_the_best_ranked_title_and_the_richest_snippet():
 
 
 def test_the_fused_list_is_cut_to_the_limit_and_merges_related_and_notes():
-    a = SearchResponse(hits=hits("https://1.example", "https://2.example").hits, related=("r1",), notices=("n",))
+    a = SearchResponse(
+        hits=hits("https://1.example", "https://2.example").hits, related=("r1",), notices=("n",)
+    )
     b = SearchResponse(hits=hits("https://3.example").hits, related=("r1", "r2"), warnings=("w",))
     fused = fuse([("a", a), ("b", b)], limit=2, notes=["c failed: HTTP 500"])
     assert len(fused.listings) == 2
@@ -111,10 +120,13 @@ def test_a_url_two_queries_found_is_listed_once_under_the_first():
             plain(hits("https://shared.example")),
         ]
     )
-    assert [l.hit.url for l in outcomes[0].listings] == ["https://a.example", "https://shared.example"]
+    assert [x.hit.url for x in outcomes[0].listings] == [
+        "https://a.example",
+        "https://shared.example",
+    ]
     assert outcomes[0].listings[1].also_for == (2, 3)
     assert isinstance(outcomes[1], RuntimeError)
-    assert [l.hit.url for l in outcomes[2].listings] == ["https://b.example"]
+    assert [x.hit.url for x in outcomes[2].listings] == ["https://b.example"]
     assert outcomes[2].repeated == 1
     assert outcomes[3].listings == () and outcomes[3].repeated == 1
 
