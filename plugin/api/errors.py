@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import enum
 
-__all__ = ["ConfigError", "ErrorKind", "InputError", "ProviderError", "WebToolsError"]
+__all__ = [
+    "ConfigError",
+    "ErrorKind",
+    "InputError",
+    "ProviderContractError",
+    "ProviderError",
+    "WebToolsError",
+]
 
 
 class ErrorKind(str, enum.Enum):
@@ -74,11 +81,17 @@ class ProviderError(WebToolsError):
     def __str__(self) -> str:
         return self.message
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, str | int]:
         """The error's facts for ``details`` (never a key: messages are redacted at source)."""
-        facts = {"message": self.message}
+        facts: dict[str, str | int] = {"message": self.message}
         if self.status is not None:
             facts["status"] = self.status
         if self.code is not None:
             facts["code"] = self.code
         return facts
+
+
+class ProviderContractError(ProviderError, TypeError):
+    """A provider returned something its capability does not (a plugin bug): the message names
+    the provider, what it returned and what was expected. A ``TypeError`` too, as the check
+    that raises it always was."""

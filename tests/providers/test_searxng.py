@@ -279,7 +279,7 @@ def test_the_type_is_keyless_self_hosted_search():
 
 
 def test_nothing_configured_offers_a_searxng_instance_after_the_seed_sentence():
-    from pi_web_tools.api import ConfigError
+    from pi_web_tools.api.errors import ConfigError
     from pi_web_tools.runtime.registry import resolve_provider
 
     with pytest.raises(ConfigError) as info:
