@@ -45,6 +45,8 @@ __all__ = [
     "parse_cache",
     "parse_config",
     "parse_fetch_ladder",
+    "parse_search_fallback",
+    "parse_search_fusion",
 ]
 
 #: ``defaultFetchProvider`` and its kind: a provider for one tool only.
@@ -58,6 +60,8 @@ _TOP_LEVEL_KEYS = (
     "providers",
     "cache",
     "fetchLadder",
+    "searchFallback",
+    "searchFusion",
     "providerOptions",
     *TOOL_DEFAULT_KEYS.values(),
 )
@@ -92,6 +96,10 @@ class Config:
     capability to the provider ``default<Capability>Provider`` names. ``fetch_ladder`` is
     ``fetchLadder``: ``True`` (the other configured fetchers that serve by default, in file
     order), ``False`` (off) or the names of the fetchers to try, in order.
+    ``search_fallback`` is ``searchFallback``: ``True`` (a query fails over to the other search
+    providers, in file order), ``False`` (off) or the names to fail over to, in order.
+    ``search_fusion`` is ``searchFusion``: ``None`` (off), ``"all"`` or the names of the
+    providers a call that names none sends each query to.
     """
 
     path: Path
@@ -106,6 +114,8 @@ class Config:
     tool_defaults: tuple[tuple[str, str], ...] = ()
     ignored: str | None = None
     fetch_ladder: bool | tuple[str, ...] = True
+    search_fallback: bool | tuple[str, ...] = True
+    search_fusion: str | tuple[str, ...] | None = None
 
     def get(self, name: str) -> ProviderConfig | None:
         """The provider called *name*, or ``None``."""
@@ -299,6 +309,94 @@ def parse_fetch_ladder(
     return tuple(names) if names else False, warnings
 
 
+# --- search failover and fusion ---------------------------------------------------------------
+
+
+def _search_names(
+    key: str, raw: list, providers: Collection[ProviderConfig], types: Mapping[str, ProviderType]
+) -> tuple[list[str], list[Finding]]:
+    """The names of *raw* that are providers able to search; a warning for each other one."""
+    able = [p.name for p in providers if types[p.type].can("search")]
+    names, warnings = [], []
+    for name in dict.fromkeys(raw):
+        if name in able:
+            names.append(name)
+            continue
+        why = "it cannot search" if any(p.name == name for p in providers) else "no such provider"
+        warnings.append(
+            Finding(
+                where=key,
+                what=f"{name!r} ignored ({why}; search providers: {', '.join(able) or 'none'})",
+            )
+        )
+    return names, warnings
+
+
+def parse_search_fallback(
+    raw: Any, providers: Collection[ProviderConfig], types: Mapping[str, ProviderType]
+) -> tuple[bool | tuple[str, ...], list[Finding]]:
+    """``searchFallback``: ``true`` (the default: the other search providers, in file order),
+    ``false`` (off) or the names of the providers a query fails over to, in that order. A value
+    that cannot be read turns failover off, with a warning (it never spends on a provider the
+    user did not mean)."""
+    if raw is None or raw is True:
+        return True, []
+    if raw is False:
+        return False, []
+    if not isinstance(raw, list) or not all(isinstance(name, str) for name in raw):
+        return False, [
+            Finding(
+                where="searchFallback",
+                what="expected true, false or a list of provider names, got "
+                f"{describe(raw, show=True)}",
+                suggestion="search failover is off",
+            )
+        ]
+    names, warnings = _search_names("searchFallback", raw, providers, types)
+    return (tuple(names) if names else False), warnings
+
+
+def parse_search_fusion(
+    raw: Any, providers: Collection[ProviderConfig], types: Mapping[str, ProviderType]
+) -> tuple[str | tuple[str, ...] | None, list[Finding]]:
+    """``searchFusion``: absent (off), ``"all"`` or a list of provider names: each query of a
+    call that names no provider goes to each of them at once (one call each, each billed). A
+    value that cannot be read leaves fusion off, with a warning."""
+    if raw is None or raw is False:
+        return None, []
+    if raw == "all":
+        return "all", []
+    if not isinstance(raw, list) or not all(isinstance(name, str) for name in raw):
+        return None, [
+            Finding(
+                where="searchFusion",
+                what=f'expected "all" or a list of provider names, got {describe(raw, show=True)}',
+                suggestion="search fusion is off",
+            )
+        ]
+    names, warnings = _search_names("searchFusion", raw, providers, types)
+    if len(names) < 2:
+        warnings.append(
+            Finding(
+                where="searchFusion",
+                what="fewer than two search providers named",
+                suggestion="search fusion is off",
+            )
+        )
+        return None, warnings
+    return tuple(names), warnings
+
+
+def _search_keys(
+    raw: dict, providers: Collection[ProviderConfig], types: Mapping[str, ProviderType]
+) -> tuple[dict[str, Any], list[Finding]]:
+    """``searchFallback`` and ``searchFusion`` as :class:`Config` fields, and their warnings."""
+    fallback, fallback_warnings = parse_search_fallback(raw.get("searchFallback"), providers, types)
+    fusion, fusion_warnings = parse_search_fusion(raw.get("searchFusion"), providers, types)
+    fields = {"search_fallback": fallback, "search_fusion": fusion}
+    return fields, fallback_warnings + fusion_warnings
+
+
 # --- the file ---------------------------------------------------------------------------------
 
 
@@ -487,17 +585,19 @@ def parse_config(text: str, path: Path, types: Mapping[str, ProviderType]) -> Co
         )
     cache, cache_warnings = parse_cache(raw.get("cache"))
     ladder, ladder_warnings = parse_fetch_ladder(raw.get("fetchLadder"), providers, types)
+    search, search_warnings = _search_keys(raw, providers, types)
     return Config(
         path=path,
         source="file",
         providers=tuple(providers),
         default_provider=default,
-        warnings=tuple(warnings + cache_warnings + ladder_warnings),
+        warnings=tuple(warnings + cache_warnings + ladder_warnings + search_warnings),
         key_problems=tuple(key_problems),
         cache=cache,
         notes=tuple(notes),
         tool_defaults=tool_defaults,
         fetch_ladder=ladder,
+        **search,
     )
 
 
@@ -633,17 +733,19 @@ def _shared_file(
         raise invalid(path, f"{len(errors)} problem(s):\n{listing}")
     cache, cache_warnings = parse_cache(raw.get("cache"))
     ladder, ladder_warnings = parse_fetch_ladder(raw.get("fetchLadder"), providers, types)
+    search, search_warnings = _search_keys(raw, providers, types)
     return Config(
         path=path,
         source="file",
         shape="shared",
         providers=tuple(providers),
         default_provider=default,
-        warnings=tuple(warnings + cache_warnings + ladder_warnings),
+        warnings=tuple(warnings + cache_warnings + ladder_warnings + search_warnings),
         cache=cache,
         notes=tuple(notes),
         tool_defaults=tool_defaults,
         fetch_ladder=ladder,
+        **search,
     )
 
 

@@ -8,7 +8,7 @@ fields its :class:`~pi_web_tools.api.types.ProviderType` declares.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any, Literal, overload
@@ -48,6 +48,8 @@ __all__ = [
     "load_secrets",
     "provider_types",
     "resolve_provider",
+    "search_fallbacks",
+    "search_fusion",
     "set_provider_types",
 ]
 
@@ -517,3 +519,53 @@ def resolve_provider(
         type=provider_type,
         config=config,
     )
+
+
+def search_fallbacks(first: Selection, filters: Collection[str] = ()) -> list[Selection]:
+    """The providers a query fails over to after *first* when its call named no provider, in
+    order: ``searchFallback``'s names, or (``true``, the default) every other configured
+    provider that searches by default, in file order. A provider that cannot apply the call's
+    *filters*, or cannot be used (no key), is left out; none when ``searchFallback`` is
+    ``false``."""
+    config = first.config
+    setting = config.search_fallback
+    if setting is False:
+        return []
+    types = provider_types()
+    if setting is True:
+        names = [
+            p.name
+            for p in config.providers
+            if p.type in types and types[p.type].serves_by_default("search")
+        ]
+    else:
+        names = list(setting)
+    found = []
+    for name in dict.fromkeys(names):
+        if name == first.entry.name:
+            continue
+        try:
+            selection = resolve_provider("search", name, config=config)
+        except ConfigError:
+            continue  # no key, or no longer a search provider: not a fallback
+        if set(filters) <= selection.type.search_filters:
+            found.append(selection)
+    return found
+
+
+def search_fusion(
+    config: Config, setting: str | Collection[str], filters: Collection[str] = ()
+) -> list[str]:
+    """The providers a fused call sends each query to, for *setting* (a call's ``provider``, or
+    ``searchFusion``): for ``"all"``, every configured provider that searches by default and
+    applies the call's *filters*; else the names listed."""
+    if setting != "all":
+        return list(dict.fromkeys(setting))
+    types = provider_types()
+    return [
+        p.name
+        for p in config.providers
+        if p.type in types
+        and types[p.type].serves_by_default("search")
+        and set(filters) <= types[p.type].search_filters
+    ]

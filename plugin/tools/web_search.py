@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from attrs import frozen
 from pi_hostspec.limits import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES
 from pi_hostspec.types import ToolContext, ToolError, ToolResult
 
@@ -98,16 +99,18 @@ def prepare_arguments(args: Any) -> Any:
 
 
 def execute(args: dict, ctx: ToolContext) -> ToolResult:
-    """Run every query concurrently through the chosen provider (or, fused, through each of the
-    chosen ones) and list the results once each."""
+    """Run every query concurrently: through the chosen provider, failing over to the next
+    search provider when the call named none; or, fused, through each provider chosen. Each
+    URL is listed once."""
 
     from ..api.types import SearchRequest
+    from ..runtime import run
     from .common import run_all
-    from .fusion import fuse, list_once, plain
+    from .fusion import list_once
     from .model_text import format_search
 
     queries = [q.strip() for q in args["queries"]]
-    chosen = _choose(args)
+    plan = _plan(args)
     limit = args.get("limit")
     requests_ = [
         SearchRequest(
@@ -121,84 +124,73 @@ def execute(args: dict, ctx: ToolContext) -> ToolResult:
         )
         for query in queries
     ]
-    fused = len(chosen) > 1
-
-    def progress(done: int, total: int) -> None:
-        ctx.progress(done, total, f"Searching... {done}/{total} queries done")
-
-    ctx.update(ToolResult(content="Searching...", details={"partial": True, "queries": queries}))
     fresh = bool(args.get("fresh"))
-    pairs = [(request, selection) for request in requests_ for selection in chosen]
-    found = run_all(pairs, lambda pair: _ask(pair[1], pair[0], ctx, fresh), on_done=progress)
-    width = len(chosen)
-    per_query = []
-    outcomes: list[Any] = []
-    balance = None
-    for index, query in enumerate(queries):
-        answers = found[index * width : (index + 1) * width]
-        entry: dict = {"query": query}
-        if not fused:
-            outcome, age = (answers[0], None) if _failed(answers[0]) else answers[0]
-            outcomes.append(outcome if _failed(outcome) else plain(outcome))
-            if not _failed(outcome):
-                _describe(entry, outcome, age)
-                balance = outcome.balance if outcome.balance is not None else balance
-        else:
-            good = [
-                (selection.entry.name, item[0], item[1])
-                for selection, item in zip(chosen, answers, strict=True)
-                if not _failed(item)
-            ]
-            bad = [
-                (selection.entry.name, item)
-                for selection, item in zip(chosen, answers, strict=True)
-                if _failed(item)
-            ]
-            entry["providers"] = {}
-            for name, response, age in good:
-                _describe(entry["providers"].setdefault(name, {}), response, age)
-            for name, exc in bad:
-                entry["providers"][name] = {"error": _error_text(exc)}
-            if not good:
-                outcomes.append(
-                    _AllFailed(
-                        "every provider failed: "
-                        + "; ".join(f"{name}: {_error_text(exc)}" for name, exc in bad)
-                    )
-                )
-            else:
-                notes = [
-                    f"{name} failed: {_error_text(exc, 200)}; results from "
-                    + ", ".join(n for n, _, _ in good)
-                    for name, exc in bad
-                ]
-                limit_ = int(limit) if limit is not None else _fused_limit(chosen)
-                outcomes.append(fuse([(n, r) for n, r, _ in good], limit_, notes))
-        if _failed(outcomes[-1]):
-            entry.update(count=0, error=_error_text(outcomes[-1]))
-        else:
-            entry["count"] = len(outcomes[-1].listings)
-        per_query.append(entry)
-    outcomes = list_once(outcomes)
+    ctx.update(ToolResult(content="Searching...", details={"partial": True, "queries": queries}))
+    if plan.fused:
+        width = len(plan.providers)
+
+        def fused_progress(done: int, total: int) -> None:
+            ctx.progress(done, total, f"Searching... {done}/{total} provider calls done")
+
+        pairs = [(request, selection) for request in requests_ for selection in plan.providers]
+        found = run_all(
+            pairs,
+            lambda pair: run.search(pair[1], pair[0], ctx, fresh=fresh),
+            on_done=fused_progress,
+        )
+        limit_ = int(limit) if limit is not None else _fused_limit(plan.providers)
+        built = [
+            _fused(query, plan.providers, found[i * width : (i + 1) * width], limit_)
+            for i, query in enumerate(queries)
+        ]
+    else:
+
+        def progress(done: int, total: int) -> None:
+            ctx.progress(done, total, f"Searching... {done}/{total} queries done")
+
+        served = run_all(
+            requests_,
+            lambda request: run.search_in_turn(plan.providers, request, ctx, fresh=fresh),
+            on_done=progress,
+        )
+        built = [_served(query, item) for query, item in zip(queries, served, strict=True)]
+    outcomes = list_once([outcome for outcome, _ in built])
+    per_query = [entry for _, entry in built]
     for entry, outcome in zip(per_query, outcomes, strict=True):
-        if not _failed(outcome) and outcome.repeated:
+        if not isinstance(outcome, BaseException) and outcome.repeated:
             entry["listedAbove"] = outcome.repeated
             entry["count"] = len(outcome.listings)
     text, total = format_search(queries, outcomes)
 
-    first = chosen[0]
+    first = plan.providers[0]
     details: dict = {
-        "provider": ", ".join(s.entry.name for s in chosen),
-        "providerType": ", ".join(s.entry.type for s in chosen),
+        "provider": ", ".join(s.entry.name for s in plan.providers)
+        if plan.fused
+        else first.entry.name,
+        "providerType": ", ".join(s.entry.type for s in plan.providers)
+        if plan.fused
+        else first.entry.type,
         "queries": queries,
         "perQuery": per_query,
         "totalResults": total,
     }
-    if fused:
+    if plan.fused:
         details["fusion"] = {
-            "providers": [s.entry.name for s in chosen],
-            "callsPerQuery": len(chosen),
+            "providers": [s.entry.name for s in plan.providers],
+            "callsPerQuery": len(plan.providers),
         }
+    elif len(plan.providers) > 1:
+        details["searchFallback"] = [s.entry.name for s in plan.providers]
+    balance = next(
+        (
+            b
+            for o in outcomes
+            if not isinstance(o, BaseException)
+            for b in [o.response.balance]
+            if b is not None
+        ),
+        None,
+    )
     if balance is not None:
         details["apiBalance"] = balance
     from ..runtime.run import warnings as run_warnings
@@ -220,18 +212,70 @@ def execute(args: dict, ctx: ToolContext) -> ToolResult:
     return ToolResult(content=output.text, details=details)
 
 
-class _AllFailed(Exception):
+@frozen
+class _Plan:
+    """The providers of a call: for a fused call, each gets every query; otherwise the first
+    is the chosen one and the others are where a query fails over to, in order."""
+
+    providers: list[Any]
+    fused: bool
+
+
+class _EveryProviderFailed(Exception):
     """Every provider of a fused query failed (the message names each)."""
 
 
-def _failed(item: Any) -> bool:
-    return isinstance(item, BaseException)
+def _served(query: str, item: Any) -> tuple[Any, dict]:
+    """A query's outcome and its ``details`` entry, from :func:`run.search_in_turn`'s answer:
+    the one line saying which provider answered and why those before it did not."""
+    from .fusion import plain
+
+    entry: dict = {"query": query}
+    if isinstance(item, BaseException):
+        entry.update(count=0, error=_error_text(item))
+        return item, entry
+    notes = []
+    if item.passed:
+        failed = "; ".join(
+            f"{s.entry.name} failed ({exc.kind.value}): {_error_text(exc, 200)}"
+            for s, exc in item.passed
+        )
+        notes.append(f"answered by {item.selection.entry.name} because {failed}")
+        entry["provider"] = item.selection.entry.name
+        entry["failedOver"] = [
+            {"provider": s.entry.name, "kind": exc.kind.value, "error": _error_text(exc)}
+            for s, exc in item.passed
+        ]
+    _describe(entry, item.response, item.age)
+    return plain(item.response, notes), entry
 
 
-def _ask(selection: Any, request: Any, ctx: ToolContext, fresh: bool) -> Any:
-    from ..runtime import run
+def _fused(query: str, providers: list[Any], answers: list[Any], limit: int) -> tuple[Any, dict]:
+    """A fused query's outcome and its ``details`` entry: the answers that came, fused; each
+    provider that failed named, the rest kept; an error when every one failed."""
+    from .fusion import fuse
 
-    return run.search(selection, request, ctx, fresh=fresh)
+    entry: dict = {"query": query, "providers": {}}
+    good, bad = [], []
+    for selection, item in zip(providers, answers, strict=True):
+        name = selection.entry.name
+        if isinstance(item, BaseException):
+            bad.append((name, item))
+            entry["providers"][name] = {"error": _error_text(item)}
+        else:
+            good.append((name, item[0]))
+            _describe(entry["providers"].setdefault(name, {}), item[0], item[1])
+    if not good:
+        failure = _EveryProviderFailed(
+            "every provider failed: " + "; ".join(f"{n}: {_error_text(e)}" for n, e in bad)
+        )
+        entry.update(count=0, error=_error_text(failure))
+        return failure, entry
+    kept = ", ".join(name for name, _ in good)
+    notes = [f"{name} failed: {_error_text(exc, 200)}; results from {kept}" for name, exc in bad]
+    outcome = fuse(good, limit, notes)
+    entry["count"] = len(outcome.listings)
+    return outcome, entry
 
 
 def _describe(entry: dict, response: Any, age: float | None) -> None:
@@ -249,60 +293,61 @@ def _fused_limit(chosen: list[Any]) -> int:
     """Results a fused query lists when the call gives no limit: the most any of its providers
     would list alone."""
     return max(
-        getattr(s.entry.options, "default_search_limit", None)
-        or (s.type.search.default_limit if s.type.search else None)
-        or 10
+        getattr(s.entry.options, "default_search_limit", None) or s.type.default_search_limit or 10
         for s in chosen
     )
 
 
-#: ``provider`` values that send each query to every configured search provider.
+#: The ``provider`` value that sends each query to every configured search provider.
 ALL = "all"
 
 
-def _choose(args: dict) -> list[Any]:
-    """The providers of the call: the one named, or each of a list (or ``"all"``) for a fused
-    call, or the default; a named provider that cannot apply the call's filters is an error,
-    and ``"all"`` leaves such providers out."""
+def _plan(args: dict) -> _Plan:
+    """The providers of the call. A list (or ``"all"``), or ``searchFusion`` when the call names
+    none, is a fused call; one name is that provider alone; nothing named is the default with
+    the providers a query fails over to (``searchFallback``). A named provider that cannot
+    apply the call's filters is an error; ``"all"`` leaves such providers out."""
     from ..api.types import SEARCH_FILTERS
-    from .common import able_types, resolve
+    from ..runtime.registry import search_fallbacks, search_fusion
+    from .common import resolve
 
     requested = args.get("provider")
     wanted = [name for name in SEARCH_FILTERS if args.get(name) not in (None, [])]
-    names: list[str] | None = None
-    if isinstance(requested, list):
-        names = list(dict.fromkeys(name.strip() for name in requested))
-    elif requested == ALL:
-        config = resolve("search", None).config
-        if config.get(ALL) is None:
-            from ..runtime.registry import provider_types
+    if isinstance(requested, str) and requested != ALL:
+        first = resolve("search", requested)
+        _check_filters(first, wanted)
+        return _Plan([first], fused=False)
+    first = resolve("search", None)
+    config = first.config
+    if requested == ALL and config.get(ALL) is not None:  # a provider called "all"
+        return _plan({**args, "provider": [ALL]})
+    setting = requested if requested is not None else config.search_fusion
+    names = search_fusion(config, setting, wanted) if setting is not None else []
+    if len(names) > 1:
+        chosen = [resolve("search", name) for name in names]
+        for selection in chosen:
+            _check_filters(selection, wanted)
+        return _Plan(chosen, fused=True)
+    if names:  # one provider named (or "all" with one able): no fusion
+        first = resolve("search", names[0])
+        _check_filters(first, wanted)
+        return _Plan([first], fused=False)
+    _check_filters(first, wanted)
+    return _Plan([first, *search_fallbacks(first, wanted)], fused=False)
 
-            types = provider_types()
-            names = [
-                p.name
-                for p in config.providers
-                if p.type in types
-                and types[p.type].serves_by_default("search")
-                and set(wanted) <= types[p.type].search_filters
-            ]
-            if not names:
-                names = [resolve("search", None).entry.name]
-    chosen = (
-        [resolve("search", name) for name in names] if names else [resolve("search", requested)]
-    )
-    for selection in chosen:
-        unsupported = [name for name in wanted if name not in selection.type.search_filters]
-        if unsupported:
-            pconf = selection.entry
-            able = able_types(
-                lambda kind: kind.can("search") and set(wanted) <= kind.search_filters
-            )
-            raise ToolError(
-                f"Provider {pconf.name!r} ({pconf.type}) cannot filter by {', '.join(unsupported)}. "
-                "Remove those arguments, or pass provider= with a provider that supports them "
-                f"(types: {able})."
-            )
-    return chosen
+
+def _check_filters(selection: Any, wanted: list[str]) -> None:
+    from .common import able_types
+
+    unsupported = [name for name in wanted if name not in selection.type.search_filters]
+    if unsupported:
+        pconf = selection.entry
+        able = able_types(lambda kind: kind.can("search") and set(wanted) <= kind.search_filters)
+        raise ToolError(
+            f"Provider {pconf.name!r} ({pconf.type}) cannot filter by {', '.join(unsupported)}. "
+            "Remove those arguments, or pass provider= with a provider that supports them "
+            f"(types: {able})."
+        )
 
 
 def _fit(text: str, queries: list[str], outcomes: list[Any]) -> Any:

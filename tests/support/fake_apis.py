@@ -497,6 +497,7 @@ class FakeSearxng(LoopbackServer):
         latency: float = 0.0,
         status: int | None = None,
     ):
+        self.fail_for: dict[str, int] = {}  # a query -> the status it is answered with
         self.formats = formats
         self.results = results
         self.limiter = limiter
@@ -532,8 +533,9 @@ class FakeSearxng(LoopbackServer):
                     return self._html(404, "<title>404 Not Found</title>")
                 if fake.limiter:
                     return self._html(429, "Too Many Requests")
-                if fake.status is not None:
-                    return self._send(fake.status, {"error": "search error"})
+                status = fake.fail_for.get(query.get("q", ""), fake.status)
+                if status is not None:
+                    return self._send(status, {"error": "search error"})
                 output = query.get("format", "html")
                 if output not in ("html", "csv", "json", "rss"):
                     output = "html"
