@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from attrs import frozen
 from pi_hostspec.limits import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES
 from pi_hostspec.types import ToolContext, ToolError, ToolResult
 
@@ -212,13 +211,16 @@ def execute(args: dict, ctx: ToolContext) -> ToolResult:
     return ToolResult(content=output.text, details=details)
 
 
-@frozen
 class _Plan:
     """The providers of a call: for a fused call, each gets every query; otherwise the first
-    is the chosen one and the others are where a query fails over to, in order."""
+    is the chosen one and the others are where a query fails over to, in order. (A plain
+    class: this module is imported at every host's start.)"""
 
-    providers: list[Any]
-    fused: bool
+    __slots__ = ("fused", "providers")
+
+    def __init__(self, providers: list[Any], *, fused: bool):
+        self.providers = providers
+        self.fused = fused
 
 
 class _EveryProviderFailed(Exception):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs, urlsplit
 
@@ -47,6 +48,7 @@ class FakeKagi(LoopbackServer):
         self.versions = versions
         self.error_key = error_key
         self.fail: tuple[int, str, str] | None = None
+        self.latency = 0.0  # seconds before every answer
         self.requests: list[dict] = []
         fake = self
 
@@ -89,6 +91,8 @@ class FakeKagi(LoopbackServer):
                 return True
 
             def _record(self, method: str, body=None) -> tuple[str, dict]:
+                if fake.latency:
+                    time.sleep(fake.latency)
                 parts = urlsplit(self.path)
                 query = {k: v[0] for k, v in parse_qs(parts.query).items()}
                 fake.requests.append(
@@ -351,11 +355,14 @@ class FakeBrave(LoopbackServer):
 
     def __init__(self, key: str):
         self.key = key
+        self.latency = 0.0  # seconds before every answer
         self.requests: list[dict] = []
         fake = self
 
         class Handler(JsonHandler):
             def do_GET(self):
+                if fake.latency:
+                    time.sleep(fake.latency)
                 parts = urlsplit(self.path)
                 query = {k: v[0] for k, v in parse_qs(parts.query).items()}
                 fake.requests.append({"path": parts.path, "query": query})
@@ -517,7 +524,6 @@ class FakeSearxng(LoopbackServer):
                 self.wfile.write(data)
 
             def do_GET(self):
-                import time as _time
                 from urllib.parse import urlparse
 
                 parts = urlsplit(self.path)
@@ -526,7 +532,7 @@ class FakeSearxng(LoopbackServer):
                     {"path": parts.path, "query": query, "headers": dict(self.headers)}
                 )
                 if fake.latency:
-                    _time.sleep(fake.latency)
+                    time.sleep(fake.latency)
                 if parts.path == "/healthz":
                     return self._html(200, "OK")
                 if parts.path != "/search":
