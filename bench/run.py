@@ -654,6 +654,21 @@ def _paired(host, ours: dict, theirs: dict, reps: int) -> tuple[float, float, fl
     return mine_m, base_m, mine_s
 
 
+def _failover_row(host, target: str, kind: str, reps: int, setup: str) -> dict:
+    """A call that fails over (for *kind*) from the first provider to brave, vs brave alone."""
+    _check(host, {"queries": ["check"]}, lambda q: q["failedOver"][0]["kind"] == kind)
+    over, second, spread = _paired(
+        host, {"queries": ["over"]}, {"queries": ["second"], "provider": "brave"}, reps
+    )
+    return {
+        "target": target,
+        "measured": over / second,
+        "limit": 1.10,
+        "unit": "x",
+        "note": f"{over * 1000:.0f} ms ± {spread * 1000:.0f} vs {second * 1000:.0f} ms ({setup})",
+    }
+
+
 def bench_search_providers(agent: Path, reps: int) -> list[dict]:
     """Fusion of 3 providers vs the slowest alone; failover from a 429 (and from SearXNG's 403)
     vs the second provider alone; duplicates in a 5-query call. Against the tests' faithful
@@ -706,19 +721,14 @@ def bench_search_providers(agent: Path, reps: int) -> list[dict]:
         kagi.latency, brave.latency = 0.0, 0.200
         kagi.fail = (429, "general.rate_limited", "Rate limited")
         _search_config(agent, entries[:2])
-        _check(host, {"queries": ["check"]}, lambda q: q["failedOver"][0]["kind"] == "rate limit")
-        over, second, spread = _paired(
-            host, {"queries": ["over"]}, {"queries": ["second"], "provider": "brave"}, reps
-        )
         rows.append(
-            {
-                "target": "10b. search failover after a 429 vs the second provider alone",
-                "measured": over / second,
-                "limit": 1.10,
-                "unit": "x",
-                "note": f"{over * 1000:.0f} ms ± {spread * 1000:.0f} vs {second * 1000:.0f} ms "
-                "(Kagi 429 at once, no retry wait; Brave 200 ms)",
-            }
+            _failover_row(
+                host,
+                "10b. search failover after a 429 vs the second provider alone",
+                "rate limit",
+                reps,
+                "Kagi 429 at once, no retry wait; Brave 200 ms",
+            )
         )
         kagi.fail = None
     with FakeSearxng(formats=("html",)) as off, FakeBrave(KEY) as brave:
@@ -739,21 +749,14 @@ def bench_search_providers(agent: Path, reps: int) -> list[dict]:
                 },
             ],
         )
-        host = _host()
-        _check(
-            host, {"queries": ["check"]}, lambda q: q["failedOver"][0]["kind"] == "authentication"
-        )
-        over, second, spread = _paired(
-            host, {"queries": ["over"]}, {"queries": ["second"], "provider": "brave"}, reps
-        )
         rows.append(
-            {
-                "target": "10c. search failover from SearXNG's 403 (JSON off) vs Brave alone",
-                "measured": over / second,
-                "limit": 1.10,
-                "unit": "x",
-                "note": f"{over * 1000:.0f} ms ± {spread * 1000:.0f} vs {second * 1000:.0f} ms",
-            }
+            _failover_row(
+                _host(),
+                "10c. search failover from SearXNG's 403 (JSON off) vs Brave alone",
+                "authentication",
+                reps,
+                "SearXNG 403 at once; Brave 200 ms",
+            )
         )
     rows.append(_duplicates(agent))
     return rows
@@ -802,6 +805,7 @@ DUPLICATE_SETS = {
 def _duplicates(agent: Path) -> dict:
     """A 5-query call over fixed result sets: every URL listed once (repeats counted)."""
     from pi_web_tools.tools.fusion import canonical_url
+
     from tests.support.fake_apis import FakeSearxng
 
     def results(q: str) -> list[dict]:

@@ -271,13 +271,18 @@ def parse_cache(raw: Any) -> tuple[CacheSettings, list[Finding]]:
 # --- the fetch ladder -------------------------------------------------------------------------
 
 
-def parse_fetch_ladder(
-    raw: Any, providers: Collection[ProviderConfig], types: Mapping[str, ProviderType]
+def _off_on_or_names(
+    key: str,
+    raw: Any,
+    providers: Collection[ProviderConfig],
+    types: Mapping[str, ProviderType],
+    capability: str,
+    off: str,
 ) -> tuple[bool | tuple[str, ...], list[Finding]]:
-    """``fetchLadder``: ``true`` (the default), ``false`` (off) or a list of provider names (the
-    fetchers to try, in that order; on-request ones such as Kagi only this way). A value that
-    cannot be read turns the ladder off with a warning: a setting meant to keep URLs at home
-    never sends them out by being misspelt."""
+    """A key that is ``true`` (the default), ``false`` or a list of provider names able to
+    *capability*: ``True``, ``False`` or the names kept, with a warning for each other name. A
+    value that cannot be read is ``False``, with a warning ending in *off* (a misspelt setting
+    never sends anything anywhere)."""
     if raw is None or raw is True:
         return True, []
     if raw is False:
@@ -285,51 +290,57 @@ def parse_fetch_ladder(
     if not isinstance(raw, list) or not all(isinstance(name, str) for name in raw):
         return False, [
             Finding(
-                where="fetchLadder",
+                where=key,
                 what="expected true, false or a list of provider names, got "
                 f"{describe(raw, show=True)}",
-                suggestion="the fetch ladder is off",
+                suggestion=off,
             )
         ]
-    warnings: list[Finding] = []
-    able = {p.name: p for p in providers if types[p.type].can("fetch")}
-    names = []
-    for name in dict.fromkeys(raw):
-        if name in able:
-            names.append(name)
-            continue
-        if any(p.name == name for p in providers):
-            why = "it cannot fetch"
-        else:
-            why = "no such provider"
-        known = ", ".join(able) or "none"
-        warnings.append(
-            Finding(where="fetchLadder", what=f"{name!r} ignored ({why}; fetchers: {known})")
-        )
-    return tuple(names) if names else False, warnings
+    names, warnings = _able_names(key, raw, providers, types, capability)
+    return (tuple(names) if names else False), warnings
 
 
-# --- search failover and fusion ---------------------------------------------------------------
+#: How a warning names the providers able to do something.
+_ABLE = {"fetch": ("fetch", "fetchers"), "search": ("search", "search providers")}
 
 
-def _search_names(
-    key: str, raw: list, providers: Collection[ProviderConfig], types: Mapping[str, ProviderType]
+def _able_names(
+    key: str,
+    raw: list,
+    providers: Collection[ProviderConfig],
+    types: Mapping[str, ProviderType],
+    capability: str,
 ) -> tuple[list[str], list[Finding]]:
-    """The names of *raw* that are providers able to search; a warning for each other one."""
-    able = [p.name for p in providers if types[p.type].can("search")]
+    """The names of *raw* that are providers able to *capability*; a warning for each other."""
+    verb, noun = _ABLE[capability]
+    able = [p.name for p in providers if types[p.type].can(capability)]
     names, warnings = [], []
     for name in dict.fromkeys(raw):
         if name in able:
             names.append(name)
             continue
-        why = "it cannot search" if any(p.name == name for p in providers) else "no such provider"
+        why = f"it cannot {verb}" if any(p.name == name for p in providers) else "no such provider"
         warnings.append(
             Finding(
-                where=key,
-                what=f"{name!r} ignored ({why}; search providers: {', '.join(able) or 'none'})",
+                where=key, what=f"{name!r} ignored ({why}; {noun}: {', '.join(able) or 'none'})"
             )
         )
     return names, warnings
+
+
+def parse_fetch_ladder(
+    raw: Any, providers: Collection[ProviderConfig], types: Mapping[str, ProviderType]
+) -> tuple[bool | tuple[str, ...], list[Finding]]:
+    """``fetchLadder``: ``true`` (the default), ``false`` (off) or a list of provider names (the
+    fetchers to try, in that order; on-request ones such as Kagi only this way). A value that
+    cannot be read turns the ladder off with a warning: a setting meant to keep URLs at home
+    never sends them out by being misspelt."""
+    return _off_on_or_names(
+        "fetchLadder", raw, providers, types, "fetch", "the fetch ladder is off"
+    )
+
+
+# --- search failover and fusion ---------------------------------------------------------------
 
 
 def parse_search_fallback(
@@ -339,21 +350,9 @@ def parse_search_fallback(
     ``false`` (off) or the names of the providers a query fails over to, in that order. A value
     that cannot be read turns failover off, with a warning (it never spends on a provider the
     user did not mean)."""
-    if raw is None or raw is True:
-        return True, []
-    if raw is False:
-        return False, []
-    if not isinstance(raw, list) or not all(isinstance(name, str) for name in raw):
-        return False, [
-            Finding(
-                where="searchFallback",
-                what="expected true, false or a list of provider names, got "
-                f"{describe(raw, show=True)}",
-                suggestion="search failover is off",
-            )
-        ]
-    names, warnings = _search_names("searchFallback", raw, providers, types)
-    return (tuple(names) if names else False), warnings
+    return _off_on_or_names(
+        "searchFallback", raw, providers, types, "search", "search failover is off"
+    )
 
 
 def parse_search_fusion(
@@ -374,7 +373,7 @@ def parse_search_fusion(
                 suggestion="search fusion is off",
             )
         ]
-    names, warnings = _search_names("searchFusion", raw, providers, types)
+    names, warnings = _able_names("searchFusion", raw, providers, types, "search")
     if len(names) < 2:
         warnings.append(
             Finding(

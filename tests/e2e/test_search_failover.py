@@ -6,21 +6,16 @@ line."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import time
-from pathlib import Path
 
 import pytest
 
 from tests.support import SECRET
 from tests.support.fake_apis import FakeBrave, FakeKagi, FakeSearxng
-from tests.support.hosts import mcp_stdio_session, result_text, run_async
+from tests.support.hosts import mcp_stdio_session, pi_web, pi_web_call, result_text, run_async
 
 pytestmark = pytest.mark.slow
 
-PI_WEB = str(Path(sys.executable).parent / "pi-web")
 QUOTA = (402, "billing.insufficient_credit", "Insufficient credit")
 
 
@@ -55,16 +50,9 @@ def configure(write_config, fakes):
 
 
 def call(args: dict) -> dict:
-    env = dict(os.environ, NO_COLOR="1")
-    proc = subprocess.run(
-        [PI_WEB, "call", "web_search", json.dumps(args), "--json"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-    )
-    assert SECRET not in proc.stdout + proc.stderr
-    return json.loads(proc.stdout)
+    result = pi_web_call("web_search", args)
+    assert SECRET not in json.dumps(result)
+    return result
 
 
 def test_an_exhausted_provider_hands_the_query_to_the_next(fakes, configure):
@@ -102,8 +90,9 @@ def test_a_429_fails_over_at_once_without_the_retries(fakes, configure):
     start = time.monotonic()
     result = call({"queries": ["rust"]})
     assert result["isError"] is False
-    assert "answered by brave because kagi failed (rate limit): Kagi: HTTP 429" in (
-        result["content"][0]["text"]
+    assert (
+        "answered by brave because kagi failed (rate limit): Kagi: HTTP 429"
+        in (result["content"][0]["text"])
     )
     assert len(kagi.searches()) == 1 and len(brave.requests) == 1
     assert time.monotonic() - start < 10  # a generous bound: the retries alone take 1.5 s
@@ -121,7 +110,9 @@ def test_each_query_fails_over_on_its_own(fakes, configure):
     assert [r["query"]["q"] for r in brave.requests] == ["down"]
     text = result["content"][0]["text"]
     assert 'Query: "up"\n1. up 1\n   https://searx.example/up/1' in text
-    assert "Note: answered by brave because searx failed (outage): SearXNG (searx): HTTP 503" in text
+    assert (
+        "Note: answered by brave because searx failed (outage): SearXNG (searx): HTTP 503" in text
+    )
 
 
 def test_a_slow_provider_fails_over_at_its_timeout(fakes, configure):
@@ -205,7 +196,7 @@ def test_an_mcp_client_sees_the_failover_line(fakes, configure, agent_dir, tmp_p
 
 def test_pi_web_config_shows_the_failover_order_and_what_fusion_costs(configure):
     configure("kagi", "brave", "searx", searchFallback=["searx", "brave"])
-    out = subprocess.run([PI_WEB, "config"], capture_output=True, text=True, timeout=60).stdout
+    out = pi_web("config").stdout
     assert (
         "Search failover: kagi -> searx -> brave (searchFallback); a query whose provider fails "
         "for quota, a rate limit, authentication, a timeout or an outage goes to the next, at "
@@ -219,7 +210,7 @@ def test_pi_web_config_shows_the_failover_order_and_what_fusion_costs(configure)
 
 def test_pi_web_config_with_fusion_on_by_default(configure):
     configure("kagi", "searx", searchFusion="all")
-    out = subprocess.run([PI_WEB, "config"], capture_output=True, text=True, timeout=60).stdout
+    out = pi_web("config").stdout
     assert (
         "Search fusion: on for calls that name no provider (searchFusion): each query goes to "
         "kagi, searx at once (2 calls per query, 1 of them paid: kagi)\n"

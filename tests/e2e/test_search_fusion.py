@@ -4,19 +4,14 @@ Kagi, Brave and SearXNG configured through baseUrl."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
 from tests.support import SECRET
 from tests.support.fake_apis import FakeBrave, FakeKagi, FakeSearxng
+from tests.support.hosts import pi_web, pi_web_call
 
 pytestmark = pytest.mark.slow
-
-PI_WEB = str(Path(sys.executable).parent / "pi-web")
 
 
 def searx_results(q: str) -> list[dict]:
@@ -72,16 +67,9 @@ def three(write_config):
 
 
 def call(args: dict) -> dict:
-    env = dict(os.environ, NO_COLOR="1")
-    proc = subprocess.run(
-        [PI_WEB, "call", "web_search", json.dumps(args), "--json"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-    )
-    assert SECRET not in proc.stdout + proc.stderr
-    return json.loads(proc.stdout)
+    result = pi_web_call("web_search", args)
+    assert SECRET not in json.dumps(result)
+    return result
 
 
 def test_all_sends_each_query_to_every_provider_and_lists_agreement_first(three):
@@ -150,14 +138,7 @@ def test_a_plain_multi_query_call_lists_a_repeated_url_once(three):
 
 def test_pi_web_search_takes_comma_separated_providers(three):
     kagi, brave, searx = three
-    env = dict(os.environ, NO_COLOR="1")
-    proc = subprocess.run(
-        [PI_WEB, "search", "--provider", "searx,brave", "rust"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-    )
+    proc = pi_web("search", "--provider", "searx,brave", "rust")
     assert proc.returncode == 0, proc.stderr
     # Both first: the tie goes to the provider named first, whose copy is shown.
     assert proc.stdout.startswith(

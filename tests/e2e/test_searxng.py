@@ -5,10 +5,6 @@ from __future__ import annotations
 
 import http.server
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -16,6 +12,7 @@ from tests.support.fake_apis import FakeSearxng
 from tests.support.hosts import (
     echo_tool_results,
     mcp_stdio_session,
+    pi_web,
     result_text,
     run_async,
     run_llm,
@@ -24,7 +21,6 @@ from tests.support.loopback import LoopbackServer
 
 pytestmark = pytest.mark.slow
 
-PI_WEB = str(Path(sys.executable).parent / "pi-web")
 SETTINGS_FIX = 'under "search:", set "formats: [html, json]"'
 
 
@@ -34,11 +30,6 @@ def searx_config(base_url: str, **options) -> dict:
             {"name": "searx", "type": "searxng", "options": {"baseUrl": base_url, **options}}
         ]
     }
-
-
-def pi_web(*args: str) -> subprocess.CompletedProcess:
-    env = dict(os.environ, NO_COLOR="1")
-    return subprocess.run([PI_WEB, *args], capture_output=True, text=True, env=env, timeout=60)
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import time
 from http.server import BaseHTTPRequestHandler
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, urlparse, urlsplit
 
 from .loopback import LoopbackServer
 
@@ -19,9 +19,11 @@ class JsonHandler(BaseHTTPRequestHandler):
         pass
 
     def _send(self, status: int, body: dict) -> None:
-        data = json.dumps(body).encode()
+        self._reply(status, json.dumps(body).encode(), "application/json")
+
+    def _reply(self, status: int, data: bytes, content_type: str) -> None:
         self.send_response(status)
-        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
@@ -516,16 +518,9 @@ class FakeSearxng(LoopbackServer):
 
         class Handler(JsonHandler):
             def _html(self, status: int, text: str) -> None:
-                data = text.encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "text/html; charset=utf-8")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                self._reply(status, text.encode(), "text/html; charset=utf-8")
 
             def do_GET(self):
-                from urllib.parse import urlparse
-
                 parts = urlsplit(self.path)
                 query = {k: v[0] for k, v in parse_qs(parts.query).items()}
                 fake.requests.append(
