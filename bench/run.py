@@ -796,7 +796,7 @@ def bench_search_providers(agent: Path, reps: int) -> list[dict]:
         )
         rows.append(
             {
-                "target": "10a. web_search fusion of 3 providers vs the slowest alone",
+                "target": "11a. web_search fusion of 3 providers vs the slowest alone",
                 "measured": fused / slowest,
                 "limit": 1.10,
                 "unit": "x",
@@ -811,7 +811,7 @@ def bench_search_providers(agent: Path, reps: int) -> list[dict]:
         rows.append(
             _failover_row(
                 host,
-                "10b. search failover after a 429 vs the second provider alone",
+                "11b. search failover after a 429 vs the second provider alone",
                 "rate limit",
                 reps,
                 "Kagi 429 at once, no retry wait; Brave 200 ms",
@@ -839,7 +839,7 @@ def bench_search_providers(agent: Path, reps: int) -> list[dict]:
         rows.append(
             _failover_row(
                 _host(),
-                "10c. search failover from SearXNG's 403 (JSON off) vs Brave alone",
+                "11c. search failover from SearXNG's 403 (JSON off) vs Brave alone",
                 "authentication",
                 reps,
                 "SearXNG 403 at once; Brave 200 ms",
@@ -917,7 +917,7 @@ def _duplicates(agent: Path) -> dict:
     twice = len(listed) - len({canonical_url(url) for url in listed})
     removed = len(returned) - len(listed)
     return {
-        "target": "10d. 5-query call: URLs listed more than once",
+        "target": "11d. 5-query call: URLs listed more than once",
         "measured": twice,
         "limit": 0,
         "unit": "",
@@ -938,7 +938,7 @@ ROW_GROUPS = {
     "cached_fetch": ("7",),
     "question": ("10a", "10b"),
     "browser": ("9a", "9b"),
-    "search_providers": ("10a", "10b", "10c", "10d"),
+    "search_providers": ("11a", "11b", "11c", "11d"),
 }
 
 

@@ -35,10 +35,10 @@ def test_benchmark_runs_in_quick_mode(tmp_path):
         "5b. truncate_head",
         "7. web_fetch from the cache",
         "6. MCP start to first tools/list",
-        "10a. web_search fusion of 3 providers",
-        "10b. search failover after a 429",
-        "10c. search failover from SearXNG's 403",
-        "10d. 5-query call: URLs listed more than once",
+        "11a. web_search fusion of 3 providers",
+        "11b. search failover after a 429",
+        "11c. search failover from SearXNG's 403",
+        "11d. 5-query call: URLs listed more than once",
     ):
         assert label in proc.stdout
     assert "quick mode: targets not enforced" in proc.stdout
