@@ -346,17 +346,19 @@ def bench_question(agent: Path, reps: int) -> list[dict]:
         for url in urls:  # download and cache each page once
             host.call("web_fetch", {"urls": [url]})
         host.call("web_fetch", {"urls": [urls[-1]], "question": QUESTIONS[0]})  # first use
-        window, first, again = [], [], []
+        window, first, again, first_cpu = [], [], [], []
 
-        def timed(into: list, args: dict) -> None:
-            start = time.perf_counter()
+        def timed(into: list, args: dict, cpu: list | None = None) -> None:
+            start, start_cpu = time.perf_counter(), time.process_time()
             result = host.call("web_fetch", args)
             into.append(time.perf_counter() - start)
+            if cpu is not None:
+                cpu.append(time.process_time() - start_cpu)
             assert result.details["urls"][0]["cache"]["hit"], result.details
 
         for rep, url in enumerate(urls[:-1]):
             timed(window, {"urls": [url]})
-            timed(first, {"urls": [url], "question": QUESTIONS[rep % len(QUESTIONS)]})
+            timed(first, {"urls": [url], "question": QUESTIONS[rep % len(QUESTIONS)]}, first_cpu)
             timed(again, {"urls": [url], "question": QUESTIONS[(rep + 1) % len(QUESTIONS)]})
     window_m, _ = _median_spread(window)
     first_m, first_s = _median_spread(first)
@@ -368,8 +370,9 @@ def bench_question(agent: Path, reps: int) -> list[dict]:
             "measured": (first_m - window_m) * 1000,
             "limit": 20.0,
             "unit": " ms",
-            "note": f"question {first_m * 1000:.1f} ms ± {first_s * 1000:.1f}, window "
-            f"{window_m * 1000:.1f} ms ({size})",
+            "note": f"question {first_m * 1000:.1f} ms ± {first_s * 1000:.1f} (CPU "
+            f"{statistics.median(first_cpu) * 1000:.1f} ms), window {window_m * 1000:.1f} ms "
+            f"({size})",
         },
         {
             "target": "10b. a further question on that page, above a cached window",
@@ -796,7 +799,7 @@ def bench_search_providers(agent: Path, reps: int) -> list[dict]:
         )
         rows.append(
             {
-                "target": "11a. web_search fusion of 3 providers vs the slowest alone",
+                "target": "12a. web_search fusion of 3 providers vs the slowest alone",
                 "measured": fused / slowest,
                 "limit": 1.10,
                 "unit": "x",
@@ -811,7 +814,7 @@ def bench_search_providers(agent: Path, reps: int) -> list[dict]:
         rows.append(
             _failover_row(
                 host,
-                "11b. search failover after a 429 vs the second provider alone",
+                "12b. search failover after a 429 vs the second provider alone",
                 "rate limit",
                 reps,
                 "Kagi 429 at once, no retry wait; Brave 200 ms",
@@ -839,7 +842,7 @@ def bench_search_providers(agent: Path, reps: int) -> list[dict]:
         rows.append(
             _failover_row(
                 _host(),
-                "11c. search failover from SearXNG's 403 (JSON off) vs Brave alone",
+                "12c. search failover from SearXNG's 403 (JSON off) vs Brave alone",
                 "authentication",
                 reps,
                 "SearXNG 403 at once; Brave 200 ms",
@@ -917,7 +920,7 @@ def _duplicates(agent: Path) -> dict:
     twice = len(listed) - len({canonical_url(url) for url in listed})
     removed = len(returned) - len(listed)
     return {
-        "target": "11d. 5-query call: URLs listed more than once",
+        "target": "12d. 5-query call: URLs listed more than once",
         "measured": twice,
         "limit": 0,
         "unit": "",
@@ -938,7 +941,8 @@ ROW_GROUPS = {
     "cached_fetch": ("7",),
     "question": ("10a", "10b"),
     "browser": ("9a", "9b"),
-    "search_providers": ("11a", "11b", "11c", "11d"),
+    "readers": ("11a", "11b", "11c"),
+    "search_providers": ("12a", "12b", "12c", "12d"),
 }
 
 
@@ -1007,6 +1011,10 @@ def main(argv: list[str] | None = None) -> int:
             rows += bench_question(Path(agent), 3 if options.quick else 41)
         if run("browser"):
             rows += bench_browser(2 if options.quick else 9)
+        if run("readers"):
+            import readers
+
+            rows += readers.rows(Path(agent), 3 if options.quick else 25)
         if run("search_providers"):
             rows += bench_search_providers(Path(agent), 3 if options.quick else 15)
         if run("mcp_startup"):

@@ -32,6 +32,7 @@ from ..api.errors import ConfigError
 from ..api.options import Finding, Kind, option_key, options_fields, structure_options, unknown_keys
 from ..api.types import ProviderConfig, ProviderType
 from .cache import DEFAULT_TTL_SECONDS, CacheSettings
+from .reader_config import ReadersConfig, parse_readers
 
 __all__ = [
     "Config",
@@ -62,6 +63,7 @@ _TOP_LEVEL_KEYS = (
     "fetchLadder",
     "searchFallback",
     "searchFusion",
+    "readers",
     "providerOptions",
     *TOOL_DEFAULT_KEYS.values(),
 )
@@ -95,7 +97,8 @@ class Config:
     extensions ignored); ``warnings`` also reach the tools' details. ``tool_defaults`` maps a
     capability to the provider ``default<Capability>Provider`` names. ``fetch_ladder`` is
     ``fetchLadder``: ``True`` (the other configured fetchers that serve by default, in file
-    order), ``False`` (off) or the names of the fetchers to try, in order.
+    order), ``False`` (off) or the names of the fetchers to try, in order. ``readers`` is
+    ``readers``: which site readers are on, and their ``baseUrl`` overrides.
     ``search_fallback`` is ``searchFallback``: ``True`` (a query fails over to the other search
     providers, in file order), ``False`` (off) or the names to fail over to, in order.
     ``search_fusion`` is ``searchFusion``: ``None`` (off), ``"all"`` or the names of the
@@ -116,6 +119,7 @@ class Config:
     fetch_ladder: bool | tuple[str, ...] = True
     search_fallback: bool | tuple[str, ...] = True
     search_fusion: str | tuple[str, ...] | None = None
+    readers: ReadersConfig = ReadersConfig()
 
     def get(self, name: str) -> ProviderConfig | None:
         """The provider called *name*, or ``None``."""
@@ -585,17 +589,21 @@ def parse_config(text: str, path: Path, types: Mapping[str, ProviderType]) -> Co
     cache, cache_warnings = parse_cache(raw.get("cache"))
     ladder, ladder_warnings = parse_fetch_ladder(raw.get("fetchLadder"), providers, types)
     search, search_warnings = _search_keys(raw, providers, types)
+    readers, reader_warnings = parse_readers(raw.get("readers"))
     return Config(
         path=path,
         source="file",
         providers=tuple(providers),
         default_provider=default,
-        warnings=tuple(warnings + cache_warnings + ladder_warnings + search_warnings),
+        warnings=tuple(
+            warnings + cache_warnings + ladder_warnings + reader_warnings + search_warnings
+        ),
         key_problems=tuple(key_problems),
         cache=cache,
         notes=tuple(notes),
         tool_defaults=tool_defaults,
         fetch_ladder=ladder,
+        readers=readers,
         **search,
     )
 
@@ -733,17 +741,21 @@ def _shared_file(
     cache, cache_warnings = parse_cache(raw.get("cache"))
     ladder, ladder_warnings = parse_fetch_ladder(raw.get("fetchLadder"), providers, types)
     search, search_warnings = _search_keys(raw, providers, types)
+    readers, reader_warnings = parse_readers(raw.get("readers"))
     return Config(
         path=path,
         source="file",
         shape="shared",
         providers=tuple(providers),
         default_provider=default,
-        warnings=tuple(warnings + cache_warnings + ladder_warnings + search_warnings),
+        warnings=tuple(
+            warnings + cache_warnings + ladder_warnings + reader_warnings + search_warnings
+        ),
         cache=cache,
         notes=tuple(notes),
         tool_defaults=tool_defaults,
         fetch_ladder=ladder,
+        readers=readers,
         **search,
     )
 

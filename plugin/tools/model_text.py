@@ -179,7 +179,8 @@ def section_head(index: int, total: int, page: FetchedPage) -> str:
     lines = [page_heading(index, total, page), f"URL: {_one_line(page.url)}"]
     if not page.ok:
         lines.append(f"Error: {clip(_one_line(page.error), ERROR_WIDTH) or 'unknown error'}")
-        return "\n".join(lines)
+        lines += suggestion_lines(page)
+        return redact_secrets("\n".join(lines))
     if page.final_url and page.final_url != page.url:
         lines.append(f"Final URL: {_one_line(page.final_url)}")
     facts = _facts(page.published, page.author, width=120)
@@ -195,6 +196,13 @@ def section_head(index: int, total: int, page: FetchedPage) -> str:
     if page.text is not None and blocks:
         blocks.append("Text:")
     return redact_secrets("\n".join(lines) + ("\n\n" + "\n\n".join(blocks) if blocks else ""))
+
+
+def suggestion_lines(page: FetchedPage) -> list[str]:
+    """The URLs that exist which a page that was not found offers, one per line."""
+    if not page.suggestions:
+        return []
+    return ["Pages that exist:", *(f"- {_one_line(url)}" for url in page.suggestions)]
 
 
 def continuation(url: str, start: int, end: int, page: FetchedPage, next_args: dict) -> str | None:

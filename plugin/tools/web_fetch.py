@@ -179,11 +179,18 @@ def execute(args: dict, ctx: ToolContext) -> ToolResult:
         details["configIgnored"] = config.ignored
     if details["fetched"] == 0:
         errors = [facts.get("error", "unknown error") for facts in details["urls"]]
+        from .model_text import suggestion_lines
+
         if len(pages) == 1:
-            message = f"web_fetch failed for {pages[0].url}: {errors[0]}"
+            message = "\n".join(
+                [f"web_fetch failed for {pages[0].url}: {errors[0]}", *suggestion_lines(pages[0])]
+            )
         else:
             message = "web_fetch failed for every URL:\n" + "\n".join(
-                f"- {page.url}: {error}" for page, error in zip(pages, errors, strict=True)
+                "\n".join(
+                    [f"- {page.url}: {error}", *("  " + line for line in suggestion_lines(page))]
+                )
+                for page, error in zip(pages, errors, strict=True)
             )
         message = lead + message
         raise ToolError(message, details=details)
@@ -432,6 +439,8 @@ def _page_facts(
         facts["code"] = page.code
     if page.error:
         facts["error"] = clip(strip_control(page.error), 300)
+    if page.suggestions:
+        facts["suggestions"] = list(page.suggestions)
     if page.text is not None:
         facts["characters"] = len(page.text)
         if page.more_text:
