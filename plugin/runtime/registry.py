@@ -7,8 +7,8 @@ fields its :class:`~pi_web_tools.api.types.ProviderType` declares.
 
 from __future__ import annotations
 
-import os
 import contextvars
+import os
 import threading
 import time
 from collections.abc import Callable, Collection, Iterable
