@@ -697,7 +697,7 @@ def extract(html: str, url: str | None = None) -> Extraction:
         )
 
 
-def _extract(html, url):
+def _extract(html, url, trace=None):
     if isinstance(html, bytes):
         html = html.decode("utf-8", "replace")
     if not isinstance(html, str) or not html.strip():
@@ -754,12 +754,14 @@ def _extract(html, url):
             links += clinks
             kind.append("comments")
 
+    try:
+        rtext = _resiliparse_main(html)
+    except ImportError:  # no resiliparse on this platform: the rules alone, no block model
+        rtext = None
+    except Exception:
+        rtext = ""
     rule = RESILI_RULES.get(ptype)
-    if rule is not None:
-        try:
-            rtext = _resiliparse_main(html)
-        except Exception:
-            rtext = ""
+    if rule is not None and rtext is not None:
         tw, rw = _words(text), _words(rtext)
         if (
             rw
@@ -787,6 +789,22 @@ def _extract(html, url):
             kind.append("cards")
             if page_links is None:
                 page_links = _page_links(tree, base)
+
+    facts = {
+        "type": page_type,
+        "profile": ptype,
+        "url_depth": len([p for p in urlparse(url or "").path.split("/") if p]),
+        "article_markup": bool(set(sig["types"]) & _ART_TYPES or sig["ogtype"] == "article"),
+    }
+    if trace is not None:
+        trace.update(tree=tree, rules_text=text, resiliparse=rtext, facts=facts)
+    else:
+        from .block_filter import filter_text
+
+        filtered = filter_text(text, rtext, tree, facts)
+        if filtered is not None and filtered != text:
+            text = filtered
+            kind.append("model")
 
     fallback = False
     if len(_words(text)) < FALLBACK_MIN_WORDS:
