@@ -137,6 +137,17 @@ def load_pages(data: Path) -> list[dict]:
     return pages
 
 
+def default_cache() -> Path:
+    """Where the per-page data and the fold models go (``PI_WEB_TOOLS_TRAIN_CACHE``, else the
+    user's cache folder)."""
+    named = os.environ.get("PI_WEB_TOOLS_TRAIN_CACHE")
+    if named:
+        return Path(named)
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / (
+        "pi-web-tools/train-extraction"
+    )
+
+
 # --------------------------------------------------------------------------- per-page data
 #: Rules of extraction.py that --ablate switches off, to test whether each still earns its
 #: place under the learned stage (each is a change to the module's own tables).
@@ -278,8 +289,10 @@ def train(records: list[dict], rounds: int = ROUNDS, params: dict | None = None)
         X.extend(r["X"])
         y.extend(r["y"])
         w.extend(100.0 * words / total for words in r["words"])
+    from pi_web_tools.pages.blocks import FEATURE_NAMES
+
     data = lgb.Dataset(np.asarray(X, dtype=np.float64), label=np.asarray(y), weight=np.asarray(w),
-                       free_raw_data=True)
+                       feature_name=list(FEATURE_NAMES), free_raw_data=True)
     return lgb.train({**PARAMS, **(params or {}), "seed": SEED}, data, num_boost_round=rounds)
 
 
@@ -317,6 +330,21 @@ def write_model(booster, path: Path, meta: dict) -> int:
 
 
 # --------------------------------------------------------------------------- scoring
+def gated(record: dict) -> list[int]:
+    """The blocks the run-time gate scores (``block_filter.scored_blocks``), from the cached
+    coverage of each block by the rules' text and by resiliparse's."""
+    from pi_web_tools.pages.block_filter import GATE_WORDS
+    from pi_web_tools.pages.blocks import FEATURE_NAMES
+
+    if "gated" not in record:
+        column = FEATURE_NAMES.index("resiliparse_kept")
+        record["gated"] = [
+            i for i, words in enumerate(record["words"])
+            if record["kept"][i] > 0 or record["X"][i][column] > 0 or words > GATE_WORDS
+        ]
+    return record["gated"]
+
+
 def model_tokens(record: dict, scores, threshold: float | None, add: float | None) -> Counter:
     """The rules' tokens after the learned stage, given each block's score: units scoring below
     *threshold* dropped (``None``: none dropped), blocks the rules missed scoring at least
@@ -334,8 +362,8 @@ def model_tokens(record: dict, scores, threshold: float | None, add: float | Non
         kept.update(unit_tokens)
     if add is not None:
         words = record["page_words"]
-        for i, score in enumerate(scores):
-            if score >= add and record["kept"][i] == 0:
+        for i in gated(record):  # blocks the run-time gate does not score are never added
+            if scores[i] >= add and record["kept"][i] == 0:
                 start, end = record["spans"][i]
                 kept.update(words[start:end])
     return kept if kept else record["rules"]
@@ -348,7 +376,7 @@ def table(rows: dict[str, dict[str, float]], counts: dict[str, int], title: str)
     for kind in (*TYPES, "overall"):
         lines.append(
             f"{kind:15}{counts.get(kind, 0):>6}"
-            + "".join(f"{rows[s].get(kind, 0.0):14.3f}" for s in systems)
+            + "".join(f"{rows[s].get(kind, 0.0):14.4f}" for s in systems)
         )
     return "\n".join(lines)
 
@@ -473,9 +501,7 @@ def selector_experiment(records: list[dict], oof: dict, threshold: float, add: f
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DATA)
-    parser.add_argument("--cache", type=Path,
-                        default=Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
-                        / "pi-web-tools" / "train-extraction")
+    parser.add_argument("--cache", type=Path, default=default_cache())
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--folds", type=int, default=FOLDS)
     parser.add_argument("--rounds", type=int, default=ROUNDS)

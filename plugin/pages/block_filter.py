@@ -19,12 +19,14 @@ import re
 
 from . import block_model, blocks
 
-__all__ = ["DEFAULT_THRESHOLD", "Unit", "filter_text", "score_units", "units"]
+__all__ = ["DEFAULT_THRESHOLD", "GATE_WORDS", "Unit", "filter_text", "score_units", "scored_blocks", "units"]
 
 #: The score below which a unit is dropped, when the model file names none.
 DEFAULT_THRESHOLD = 0.35
 #: The score from which a block the text misses is added, when the model file names none.
 DEFAULT_ADD_THRESHOLD = 0.4
+#: Blocks of at most this many words that no candidate kept are not scored (:func:`scored_blocks`).
+GATE_WORDS = 2
 _WORD = re.compile(r"\w+")
 
 
@@ -86,6 +88,17 @@ def score_units(
     return out
 
 
+def scored_blocks(seg: blocks.Segmentation, kept: dict[str, list[float]]) -> list[int]:
+    """The gate: the blocks worth scoring. A block of at most :data:`GATE_WORDS` words that
+    neither the text nor resiliparse kept is left out (a third of a typical page's blocks:
+    menu entries, buttons, labels); on the dev split, adding such blocks moved F1 by 0.001."""
+    ours, resili = kept["ours"], kept["resiliparse"]
+    return [
+        i for i, block in enumerate(seg.blocks)
+        if ours[i] > 0 or resili[i] > 0 or block.words > GATE_WORDS
+    ]
+
+
 def filter_text(text: str, resiliparse: str | None, tree, facts: dict, model=None) -> str | None:
     """*text* with the units the block model scores below its threshold dropped, and the
     page's blocks it scores as main content that *text* misses added where they stand in the
@@ -104,8 +117,10 @@ def filter_text(text: str, resiliparse: str | None, tree, facts: dict, model=Non
         "ours": blocks.coverage(seg, spans),
         "resiliparse": blocks.coverage(seg, blocks.align(seg, resiliparse)),
     }
-    rows = blocks.features(seg, kept, facts)
-    scores = {i: model.predict(row) for i, row in enumerate(rows)}
+    needed = scored_blocks(seg, kept)
+    rows = blocks.features(seg, kept, facts, rows=needed)
+    scores = dict.fromkeys(range(len(seg.blocks)), 0.0)
+    scores.update((i, model.predict(row)) for i, row in zip(needed, rows))
     threshold = float(model.meta.get("threshold", DEFAULT_THRESHOLD))
     add_threshold = float(model.meta.get("add_threshold", DEFAULT_ADD_THRESHOLD))
     additions = [

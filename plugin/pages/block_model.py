@@ -20,13 +20,17 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import threading
 from pathlib import Path
 
-__all__ = ["MODEL_FILE", "Model", "ModelError", "load"]
+__all__ = ["MODEL_ENV", "MODEL_FILE", "Model", "ModelError", "load", "read"]
 
 #: The shipped model.
 MODEL_FILE = Path(__file__).with_name("block_model.json")
+#: An environment variable naming another model file (``bench/extract.py`` scores each page of
+#: the training data with the model of a fold that did not see its site).
+MODEL_ENV = "PI_WEB_TOOLS_BLOCK_MODEL"
 _ZERO = 1e-35  # LightGBM's kZeroThreshold
 _NUMERIC, _ZERO_MISSING, _NAN_MISSING, _CATEGORICAL = 0, 1, 2, 3
 
@@ -139,9 +143,10 @@ _loaded: dict[str, object] = {}
 
 
 def load(path: Path | str | None = None, feature_names: tuple[str, ...] | None = None):
-    """The model in *path* (default: the shipped one), read once per process; ``None`` when
-    the file is missing, unreadable, or was trained on other features than *feature_names*."""
-    key = str(path or MODEL_FILE)
+    """The model in *path* (default: the file :data:`MODEL_ENV` names, else the shipped one),
+    read once per process; ``None`` when the file is missing, unreadable, or was trained on
+    other features than *feature_names*."""
+    key = str(path or os.environ.get(MODEL_ENV) or MODEL_FILE)
     with _lock:
         if key in _loaded:
             return _loaded[key]

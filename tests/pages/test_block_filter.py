@@ -79,3 +79,34 @@ def test_extraction_with_a_broken_model_file_gives_the_rules_text(monkeypatch, t
     monkeypatch.setattr(block_model, "_loaded", {})
     found = extraction.extract(html, "https://example.org/a")
     assert found.text == trace["rules_text"] and "model" not in found.kind
+
+
+class HighOnTheArticle:
+    """A stand-in model: high scores for every block of the article, low elsewhere."""
+
+    meta = {"threshold": 0.5, "add_threshold": 0.6}
+
+    def predict(self, row):
+        return 0.9 if dict(zip(blocks.FEATURE_NAMES, row))["in_article"] else 0.1
+
+
+def test_blocks_the_text_missed_are_added_where_they_stand_in_the_page():
+    text = "# Rust async\n\n| name | value |\n| --- | --- |\n| alpha | one |"
+    out = block_filter.filter_text(text, "", _tree(), FACTS, model=HighOnTheArticle())
+    assert out == (
+        "# Rust async\n\nFutures are lazy and need an executor to run them.\n\n"
+        "- Share this article on social media\n- Tasks run concurrently with their spawner\n\n"
+        "let x = spawn(work);\n\n| name | value |\n| --- | --- |\n| alpha | one |"
+    )
+
+
+def test_the_gate_leaves_out_short_blocks_no_candidate_kept():
+    tree = _tree()
+    seg = blocks.segment(tree)
+    kept = {"ours": [0.0] * len(seg.blocks), "resiliparse": [0.0] * len(seg.blocks)}
+    scored = block_filter.scored_blocks(seg, kept)
+    assert [seg.blocks[i].text for i in range(len(seg.blocks)) if i not in scored] == [
+        "Rust async", "name", "value", "alpha", "one"
+    ]
+    kept["resiliparse"][1] = 1.0
+    assert 1 in block_filter.scored_blocks(seg, kept)
