@@ -345,6 +345,16 @@ def gated(record: dict) -> list[int]:
     return record["gated"]
 
 
+def add_for(record: dict, add: float | None, add_article: float | None) -> float | None:
+    """The add threshold of a page: *add_article* on a page with article markup."""
+    from pi_web_tools.pages.blocks import FEATURE_NAMES
+
+    if add is None or add_article is None or not record.get("X"):
+        return add
+    marked = record["X"][0][FEATURE_NAMES.index("has_article_markup")]
+    return add_article if marked else add
+
+
 def model_tokens(record: dict, scores, threshold: float | None, add: float | None) -> Counter:
     """The rules' tokens after the learned stage, given each block's score: units scoring below
     *threshold* dropped (``None``: none dropped), blocks the rules missed scoring at least
@@ -372,11 +382,13 @@ def model_tokens(record: dict, scores, threshold: float | None, add: float | Non
 def table(rows: dict[str, dict[str, float]], counts: dict[str, int], title: str) -> str:
     """A per-type table: one column per system."""
     systems = list(rows)
-    lines = [title, f"{'type':15}{'pages':>6}" + "".join(f"{s:>14}" for s in systems)]
+    widths = [max(14, len(s) + 2) for s in systems]
+    lines = [title, f"{'type':15}{'pages':>6}"
+             + "".join(f"{s:>{w}}" for s, w in zip(systems, widths))]
     for kind in (*TYPES, "overall"):
         lines.append(
             f"{kind:15}{counts.get(kind, 0):>6}"
-            + "".join(f"{rows[s].get(kind, 0.0):14.4f}" for s in systems)
+            + "".join(f"{rows[s].get(kind, 0.0):{w}.4f}" for s, w in zip(systems, widths))
         )
     return "\n".join(lines)
 
@@ -409,16 +421,19 @@ def cross_validate(records: list[dict], folds: int, cache: Path, rounds: int):
     return oof
 
 
-def report(records: list[dict], oof: dict, threshold: float, add: float) -> dict:
+def report(records: list[dict], oof: dict, threshold: float, add: float,
+           add_article: float) -> dict:
     """Per-type word F1 of the rules, the baselines and the learned stage's parts, out of
     fold; printed, and returned as ``{system: {type: F1}}``."""
     counts = Counter(r["type"] for r in records)
     counts["overall"] = len(records)
 
-    def learned(t, a):
+    def learned(t, a, a_article=add_article):
         return {
             r["id"]: word_f1(
-                model_tokens(r, oof[r["id"]], t, a) if r["id"] in oof else r["rules"], r["truth"]
+                model_tokens(r, oof[r["id"]], t, add_for(r, a, a_article))
+                if r["id"] in oof else r["rules"],
+                r["truth"],
             )
             for r in records
         }
@@ -430,20 +445,25 @@ def report(records: list[dict], oof: dict, threshold: float, add: float) -> dict
         "drop only": learned(threshold, None),
         "add only": learned(None, add),
         "drop+add": learned(threshold, add),
+        "add: one threshold": learned(threshold, add, None),
     }
     systems = {name: per_type(values, records) for name, values in f1.items()}
     print(table(systems, counts, f"word F1 per page type, out of fold (site-grouped CV; drop "
-                                 f"below {threshold}, add from {add})"))
+                                 f"below {threshold}, add from {add}, from {add_article} on "
+                                 "pages with article markup)"))
     near = {}
     for t, a in ((threshold - 0.1, add), (threshold + 0.1, add), (threshold, add - 0.1),
                  (threshold, add + 0.1)):
-        near[f"{t:.2f}/{a:.2f}"] = per_type(learned(round(t, 2), round(a, 2)), records)
+        near[f"{t:.2f}/{a:.2f}"] = per_type(
+            learned(round(t, 2), round(a, 2), round(add_article + a - add, 2)), records
+        )
     print(table(near, counts, "the same, with thresholds moved by 0.1 (drop/add)"))
     systems["_pages"] = f1
     return systems
 
 
-def selector_experiment(records: list[dict], oof: dict, threshold: float, add: float, folds: int):
+def selector_experiment(records: list[dict], oof: dict, threshold: float, add: float,
+                        add_article: float, folds: int):
     """Stacking: per page, regress each candidate's F1 (the rules' text; drop+add; the model's
     blocks alone) from page features, take the best; folds by site as above. Printed beside
     drop+add; kept in the product only if it wins on every type (it did not: docs)."""
@@ -462,7 +482,7 @@ def selector_experiment(records: list[dict], oof: dict, threshold: float, add: f
         for i in np.flatnonzero(scores >= threshold):
             start, end = r["spans"][i]
             alone.update(r["page_words"][start:end])
-        cands = [r["rules"], model_tokens(r, scores, threshold, add), alone]
+        cands = [r["rules"], model_tokens(r, scores, threshold, add_for(r, add, add_article)), alone]
         sizes = [sum(c.values()) for c in cands]
         gains[r["id"]] = [word_f1(c, r["truth"]) for c in cands]
         feats[r["id"]] = [r["X"][0][c] for c in page_columns] + [
@@ -507,6 +527,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=ROUNDS)
     parser.add_argument("--threshold", type=float, default=0.35, help="drop below this score")
     parser.add_argument("--add", type=float, default=0.4, help="add blocks from this score")
+    parser.add_argument("--add-article", type=float, default=0.6,
+                        help="add blocks from this score on pages with article markup")
     parser.add_argument("--selector", action="store_true", help="also try the stacked selector")
     parser.add_argument("--ablate", choices=ABLATIONS, default="",
                         help="switch one rule of the extractor off (implies --no-final)")
@@ -539,10 +561,10 @@ def main(argv: list[str] | None = None) -> int:
         options.no_final = True
     models = options.cache / ("folds" if not options.ablate else f"folds-{options.ablate}")
     oof = cross_validate(records, options.folds, models, options.rounds)
-    systems = report(records, oof, options.threshold, options.add)
+    systems = report(records, oof, options.threshold, options.add, options.add_article)
     if options.selector:
         scores, chosen = selector_experiment(records, oof, options.threshold, options.add,
-                                             options.folds)
+                                             options.add_article, options.folds)
         counts = Counter(r["type"] for r in records)
         counts["overall"] = len(records)
         print(table({"drop+add": systems["drop+add"], "selector": scores}, counts,
@@ -553,6 +575,7 @@ def main(argv: list[str] | None = None) -> int:
         meta = {
             "threshold": options.threshold,
             "add_threshold": options.add,
+            "add_threshold_article": options.add_article,
             "credit": CREDIT,
             "trained_on": f"{len(records)} pages of the WCXB development split",
             "cv_f1": {k: round(v, 4) for k, v in systems["drop+add"].items()},

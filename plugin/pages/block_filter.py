@@ -5,7 +5,9 @@ The rules of :mod:`.extraction` choose a text (trafilatura's, resiliparse's, pos
 stage finds where each of its lines sits in the page (:func:`.blocks.align`), scores every
 block of the page with the block model (:mod:`.block_model`), drops each line, list item or
 paragraph whose words' blocks score below the model's ``threshold``, and adds each block the
-text does not touch that scores at least ``add_threshold``, in page order. A line the model has
+text does not touch that scores at least ``add_threshold`` (``add_threshold_article`` on a page
+whose markup says it is an article: the rules read those well, and what the model would add
+there is mostly captions, bylines and teasers), in page order. A line the model has
 no block for is kept; the text is left as the rules made it when the model is missing or
 broken, and when the model would leave no word.
 
@@ -123,6 +125,8 @@ def filter_text(text: str, resiliparse: str | None, tree, facts: dict, model=Non
     scores.update((i, model.predict(row)) for i, row in zip(needed, rows))
     threshold = float(model.meta.get("threshold", DEFAULT_THRESHOLD))
     add_threshold = float(model.meta.get("add_threshold", DEFAULT_ADD_THRESHOLD))
+    if facts.get("article_markup"):  # the rules read marked-up articles well: add less there
+        add_threshold = float(model.meta.get("add_threshold_article", add_threshold))
     additions = [
         i for i, share in enumerate(kept["ours"]) if share == 0 and scores[i] >= add_threshold
     ]

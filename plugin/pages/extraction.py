@@ -18,7 +18,9 @@ of the WCXB data, split by site; see docs/benchmarks.md):
      repeated-sibling groups that the text misses (_card_additions);
  4. render trafilatura's XML as Markdown-ish text: headings, lists, code fences, tables,
     block quotes; no inline link markup, no emphasis markers; links collected separately;
- 5. if nearly nothing was found, fall back to whole-page text and set fallback=True.
+ 5. the learned stage (block_filter): the block model drops the lines it scores as not main
+    content and adds the page's blocks it scores as main content that the text missed;
+ 6. if nearly nothing was found, fall back to whole-page text and set fallback=True.
 Never raises: garbage input yields an empty Extraction.
 """
 
