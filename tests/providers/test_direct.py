@@ -7,14 +7,14 @@ import socket
 import time
 
 import pytest
-from pi_web_tools.api import netguard
+from pi_web_tools.api import _netguard as netguard
 from pi_web_tools.api.retry import RetryPolicy
 from pi_web_tools.api.types import FetchRequest, ProviderConfig
 from pi_web_tools.providers import direct
 from pi_web_tools.providers.direct import DirectOptions, DirectProvider
 from werkzeug.wrappers import Response
 
-from ..conftest import hits
+from tests.support import hits
 
 ARTICLE = """<!doctype html>
 <html><head><meta charset="utf-8"><title>Test Article &amp; More</title>
@@ -354,7 +354,7 @@ def test_timeout_while_waiting_is_a_failure(server):
 
 def test_session_is_reused_across_calls(server):
     """The provider keeps one requests.Session with the project's User-Agent."""
-    from pi_web_tools.api.http_client import USER_AGENT
+    from pi_web_tools.api._http_client import USER_AGENT
 
     server.expect_request("/", headers={"User-Agent": USER_AGENT}).respond_with_data(
         "hi", content_type="text/plain"
