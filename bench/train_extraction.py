@@ -154,8 +154,13 @@ def default_cache() -> Path:
 ABLATIONS = ("cards", "resiliparse-swap", "posts", "page-type", "comments")
 
 
-def ablate(name: str) -> None:
-    """Switch off one rule of the extractor in this process."""
+def ablate(names: str) -> None:
+    """Switch off rules of the extractor in this process (names joined by commas)."""
+    for name in filter(None, names.split(",")):
+        _ablate_one(name)
+
+
+def _ablate_one(name: str) -> None:
     from pi_web_tools.pages import extraction
 
     if name == "cards":
@@ -530,12 +535,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--add-article", type=float, default=0.6,
                         help="add blocks from this score on pages with article markup")
     parser.add_argument("--selector", action="store_true", help="also try the stacked selector")
-    parser.add_argument("--ablate", choices=ABLATIONS, default="",
-                        help="switch one rule of the extractor off (implies --no-final)")
+    parser.add_argument("--ablate", default="",
+                        help="switch rules of the extractor off, comma-separated, from: "
+                        + ", ".join(ABLATIONS) + " (implies --no-final)")
     parser.add_argument("--limit", type=int, default=0, help="only the first N pages (a trial)")
     parser.add_argument("--no-final", action="store_true", help="do not write the shipped model")
     parser.add_argument("--fixture", action="store_true", help="only write the test fixture")
     options = parser.parse_args(argv)
+    unknown = set(filter(None, options.ablate.split(","))) - set(ABLATIONS)
+    if unknown:
+        parser.error(f"unknown --ablate {', '.join(sorted(unknown))}")
     if options.fixture:
         write_fixture(FIXTURE_OUT)
         return 0
