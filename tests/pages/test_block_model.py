@@ -84,13 +84,17 @@ def test_the_shipped_model_is_package_data():
     assert '"pages/block_model.json"' in pyproject.read_text()
 
 
-def test_importing_the_plugin_and_registering_its_tools_loads_no_model():
+def test_the_model_is_read_on_the_first_page_extracted_not_on_import():
+    """(The plugin's own import loads none of this: tests/test_plugin.py.)"""
     code = (
-        "import sys, pi_web_tools.plugin as p\n"
-        "p.register_tools(lambda tool: None)\n"
-        "print(sorted(m for m in sys.modules if m.startswith('pi_web_tools.pages')))\n"
+        "import sys\n"
+        "from pi_web_tools.pages import extraction\n"
+        "print('pi_web_tools.pages.block_model' in sys.modules)\n"
+        "extraction.extract('<html><body><p>' + 'Words of a page. ' * 50 + '</p></body></html>')\n"
+        "from pi_web_tools.pages import block_model\n"
+        "print(list(block_model._loaded.values())[0] is not None)\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
-    assert "block_model" not in out and "blocks" not in out and "block_filter" not in out
+    assert out.split() == ["False", "True"]
