@@ -117,24 +117,6 @@ def test_the_page_type_stage_reads_the_html_when_the_url_says_nothing(head, expe
     assert extraction.classify(tree, "https://example.org/some/page") == expected
 
 
-@pytest.mark.parametrize(
-    "url, cards_tried",
-    [("https://example.org/news", True), ("https://example.org/collections/desks", False)],
-)
-def test_item_cards_are_looked_for_on_listings_but_not_on_collections(
-    monkeypatch, url, cards_tried
-):
-    tried = []
-    monkeypatch.setattr(extraction, "_card_additions", lambda *args: tried.append(url) or [])
-    html = (
-        "<html><body><main><h1>Desks</h1><p>"
-        + "Desks for every room. " * 20
-        + "</p></main></body></html>"
-    )
-    extraction.extract(html, url)
-    assert bool(tried) is cards_tried
-
-
 def test_a_thread_whose_posts_are_marked_up_reads_as_those_posts():
     chrome = (
         '<div class="user-card"><a href="/u/{n}">member{n}</a> Joined 2019, 1,204 messages, '
