@@ -383,7 +383,10 @@ def main(argv: list[str] | None = None) -> int:
     proxy = Proxy(pages)
     with tempfile.TemporaryDirectory() as agent:
         config = {
-            "providers": [{"name": "direct", "type": "direct", "options": {"timeoutSeconds": 60}}]
+            "providers": [{"name": "direct", "type": "direct", "options": {"timeoutSeconds": 60}}],
+            # The pages' own HTML, not a site's API (GitHub, Wikipedia, ... readers): this
+            # measures extraction.
+            "readers": False,
         }
         (Path(agent) / "web-search.json").write_text(json.dumps(config))
         (Path(agent) / "web-search.json").chmod(0o600)
