@@ -1,9 +1,13 @@
 """Train the block model of web_fetch's extraction on the WCXB development split, with
 cross-validation grouped by site, and write the shipped model.
 
-    pip install -e '.[train]'        # lightgbm, scikit-learn, numpy: never runtime dependencies
-    nice -n 10 python bench/train_extraction.py --cache /work/extract-cache
+    pip install -e '.[train]'        # lightgbm and numpy: never runtime dependencies
+    nice -n 10 python bench/train_extraction.py --cache DIR --selector
+    nice -n 10 python bench/train_extraction.py --cache DIR --ablate page-type   # a rule off
     python bench/train_extraction.py --fixture     # only the small test fixture (no data needed)
+
+The folds are a hash of each page's registered domain (:func:`site_fold`), not scikit-learn's
+GroupKFold, so ``bench/extract.py`` finds a page's fold without any training library.
 
 Steps (every intermediate result is cached per page in ``--cache``, keyed by the code's feature
 version, so a second run only trains):
@@ -20,7 +24,8 @@ version, so a second run only trains):
    scored per page with WCXB's word F1, per page type, beside the rules alone, trafilatura's
    and resiliparse's defaults on the same pages.
 3. The model trained on every page is written to ``plugin/pages/block_model.json`` (and each
-   fold's model to the cache, for ``bench/extract.py --cv``).
+   fold's model to ``DIR/folds/``, where ``bench/extract.py`` reads the dev split's pages
+   with the fold that did not see their site).
 
 Seeded: the same data and code give the same folds, the same model and the same numbers.
 """
