@@ -16,10 +16,16 @@ behind any load balancer with no session affinity. Uvicorn (installed with the S
   of its previous answer), however it trickles it, or it is closed; connections waiting for a
   head cost nothing else: the 503 limit (``request_limit``) counts requests in progress only,
   so idle sockets opened without the token cannot starve ``/healthz`` or authenticated calls.
+- A call ends when its client stops waiting for it: a disconnect (the 2026-07-28 rule, applied
+  to every client), or a ``notifications/cancelled`` naming it from the same session (the
+  ``Mcp-Session-Id`` minted at ``initialize``: request ids are unique only within a session).
+  The tool is told to stop, its slot is freed and the log says ``cancelled``. ``GET`` and
+  ``DELETE`` on ``/mcp`` get 405: there is no event stream to hold open and no session to end.
 - Stderr gets one line per call (tool, outcome, duration) and per refused request, never
   arguments, headers or keys.
-- SIGINT / SIGTERM stop accepting, let running calls finish for up to 5 s, and exit (130 / 0);
-  a second signal stops at once.
+- SIGINT / SIGTERM stop accepting, let running calls finish for up to 5 s, then stop them, each
+  answered with a JSON-RPC error (503) saying the server is stopping, and exit (130 / 0); a
+  second signal stops them at once.
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ import ipaddress
 import json
 import logging
 import os
+import secrets
 import socket
 import stat
 import sys
@@ -309,10 +316,87 @@ def request_limit(max_calls: int) -> int:
     return max(64, max_calls * 4)
 
 
+#: The largest request body ``/mcp`` reads (the SDK's own limit): larger ones get 413.
+MAX_BODY_BYTES = 4 * 1024 * 1024
+#: The JSON-RPC error a request stopped by the client's ``notifications/cancelled`` gets (the
+#: SDK's "request cancelled" code of the handshake era, after LSP's).
+REQUEST_CANCELLED = -32800
+#: The JSON-RPC error of a request the server stopped because it is shutting down.
+SERVER_STOPPING = -32000
+#: The header naming a client's session: minted at ``initialize``, echoed by the client on
+#: every later request; it scopes ``notifications/cancelled`` to the client that sent it.
+SESSION_HEADER = b"mcp-session-id"
+
+
+class _Disconnected(Exception):
+    """The client closed its connection while sending the request body."""
+
+
+@attrs.define(eq=False)
+class Exchange:
+    """One ``POST /mcp`` in progress: the scope its handling runs in, and why it was stopped.
+
+    *stopped* is None while it runs normally, else ``disconnected`` (the client went away),
+    ``cancelled`` (the client's ``notifications/cancelled`` named it) or ``shutdown``."""
+
+    scope: Any
+    request_id: Any = None
+    key: tuple[str, str] | None = None
+    stopped: str | None = None
+    answered: bool = False
+    complete: bool = False
+    gone: Any = None  # an anyio.Event set when the client disconnects
+
+    def stop(self, why: str) -> None:
+        """Stop the request's handling (its tool call is cancelled), once, for *why*."""
+        if self.stopped is None and not self.complete:
+            self.stopped = why
+            self.scope.cancel()
+
+
+def _message(body: bytes) -> dict:
+    """The JSON-RPC message of a request body ({} when it is not one JSON object)."""
+    try:
+        message = json.loads(body)
+    except (ValueError, RecursionError):
+        return {}
+    return message if isinstance(message, dict) else {}
+
+
+def _header(scope: dict, name: bytes) -> bytes | None:
+    for key, value in scope.get("headers", ()):
+        if key == name:
+            return value
+    return None
+
+
+async def _read_body(receive: Callable, limit: int) -> bytes | None:
+    """The whole request body (None when it is larger than *limit*)."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise _Disconnected
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
 class Gate:
     """The ASGI app in front of the SDK: ``/healthz``, the bearer token, the limit of requests
     in progress (*limit*: 503 past it; connections that sent no request are not counted), and a
-    log line for every refused request; ``/mcp`` requests that pass go to *handler* (the SDK)."""
+    log line for every refused request; ``/mcp`` requests that pass go to *handler* (the SDK).
+
+    It also owns the life of every ``POST /mcp`` (an :class:`Exchange`): a client that
+    disconnects, a ``notifications/cancelled`` from the same session and a shutdown all stop
+    the request the same way, by cancelling its scope (the SDK then cancels the tool call,
+    which frees its ``--max-calls`` slot and is logged ``cancelled``). ``GET`` (an event stream
+    this stateless server never uses) and ``DELETE`` on ``/mcp`` get 405 at once."""
 
     def __init__(self, handler: Callable, token: str | None, tools: int, limit: int = 128):
         self.handler = handler
@@ -320,18 +404,25 @@ class Gate:
         self.tools = tools
         self.limit = limit
         self.active = 0
+        self.exchanges: set[Exchange] = set()
+        self.calls: dict[tuple[str, str], Exchange] = {}
 
     def authorized(self, scope: dict) -> bool:
         """True when no token is set or the request carries it as ``Authorization: Bearer``."""
         if self.token is None:
             return True
-        for key, value in scope.get("headers", ()):
-            if key == b"authorization":
-                scheme, _, credential = value.partition(b" ")
-                return scheme.lower() == b"bearer" and hmac.compare_digest(
-                    credential.strip(), self.token
-                )
-        return False
+        value = _header(scope, b"authorization")
+        if value is None:
+            return False
+        scheme, _, credential = value.partition(b" ")
+        return scheme.lower() == b"bearer" and hmac.compare_digest(credential.strip(), self.token)
+
+    def stop_all(self, why: str = "shutdown") -> int:
+        """Stop every request in progress (a shutdown); returns how many there were."""
+        running = [exchange for exchange in self.exchanges if not exchange.complete]
+        for exchange in running:
+            exchange.stop(why)
+        return len(running)
 
     async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
         if scope["type"] != "http":
@@ -340,7 +431,7 @@ class Gate:
         if path == HEALTH_PATH and method in ("GET", "HEAD"):
             await _send_json(send, 200, {"status": "ok", "tools": self.tools})
             return
-        status: dict[str, int] = {}
+        status: dict[str, Any] = {}
 
         async def watch(message: dict) -> None:
             if message["type"] == "http.response.start":
@@ -357,6 +448,16 @@ class Gate:
                     {"error": "unauthorized: send Authorization: Bearer <token>"},
                     [(b"www-authenticate", b'Bearer realm="pi-web mcp"')],
                 )
+            elif method in ("GET", "DELETE"):
+                # No event stream and no session to end: the spec's answer is 405, at once
+                # (an open GET stream used to count toward the 503 limit, for ever).
+                status["quiet"] = True
+                await _send_json(
+                    watch,
+                    405,
+                    {"error": f"{method} is not served here: this server answers POST only"},
+                    [(b"allow", b"POST")],
+                )
             elif self.active >= self.limit:
                 await _send_json(
                     watch,
@@ -367,7 +468,10 @@ class Gate:
             else:
                 self.active += 1
                 try:
-                    await self.handler(scope, receive, watch)
+                    if method == "POST":
+                        await self._post(scope, receive, watch, status)
+                    else:
+                        await self.handler(scope, receive, watch)
                 finally:
                     self.active -= 1
         except Exception as exc:  # noqa: BLE001 - one line, never a traceback
@@ -377,11 +481,94 @@ class Gate:
             if "code" not in status:
                 await _send_json(watch, 500, {"error": "internal error"})
         code = status.get("code", 0)
-        if code >= 400:
-            reason = _REASONS.get(code, "refused")
+        if code >= 400 and not status.get("quiet"):
+            reason = status.get("reason") or _REASONS.get(code, "refused")
             _log(
                 f"refused {method} {path[:100]!r} status={code} ({reason}) client={_client(scope)}"
             )
+
+    async def _post(self, scope: dict, receive: Callable, send: Callable, status: dict) -> None:
+        """Serve one ``POST /mcp`` as an :class:`Exchange` (see the class docstring)."""
+        import anyio
+
+        try:
+            body = await _read_body(receive, MAX_BODY_BYTES)
+        except _Disconnected:
+            return
+        if body is None:
+            await _send_json(send, 413, {"error": f"body over {MAX_BODY_BYTES} bytes"})
+            return
+        message = _message(body)
+        session = _header(scope, SESSION_HEADER)
+        if message.get("method") == "notifications/cancelled" and session is not None:
+            params = message.get("params") if isinstance(message.get("params"), dict) else {}
+            key = (session.decode("latin-1"), json.dumps(params.get("requestId")))
+            target = self.calls.get(key)
+            if target is not None:
+                target.stop("cancelled")
+        exchange = Exchange(scope=anyio.CancelScope(), request_id=message.get("id"))
+        exchange.gone = anyio.Event()
+        if session is not None and "id" in message:
+            exchange.key = (session.decode("latin-1"), json.dumps(message["id"]))
+            self.calls.setdefault(exchange.key, exchange)
+        minted = None
+        if message.get("method") == "initialize":
+            minted = secrets.token_hex(16).encode()
+        replayed = False
+
+        async def replay() -> dict:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            await exchange.gone.wait()
+            return {"type": "http.disconnect"}
+
+        async def answer(reply: dict) -> None:
+            if reply["type"] == "http.response.start":
+                exchange.answered = True
+                headers = list(reply.get("headers", ()))
+                if minted and reply["status"] < 400 and SESSION_HEADER not in dict(headers):
+                    reply = {**reply, "headers": [*headers, (SESSION_HEADER, minted)]}
+            elif reply["type"] == "http.response.body" and not reply.get("more_body", False):
+                exchange.complete = True
+            await send(reply)
+
+        async def watch_client() -> None:
+            while (await receive())["type"] != "http.disconnect":
+                pass
+            if not exchange.complete:  # uvicorn also says "disconnect" once the answer is sent
+                exchange.gone.set()
+                exchange.stop("disconnected")
+
+        self.exchanges.add(exchange)
+        try:
+            async with anyio.create_task_group() as group:
+                group.start_soon(watch_client)
+                with exchange.scope:
+                    await self.handler(scope, replay, answer)
+                group.cancel_scope.cancel()
+        finally:
+            self.exchanges.discard(exchange)
+            if exchange.key is not None and self.calls.get(exchange.key) is exchange:
+                del self.calls[exchange.key]
+        if exchange.stopped in ("cancelled", "shutdown") and not exchange.answered:
+            await self._answer_stopped(exchange, send, status)
+
+    async def _answer_stopped(self, exchange: Exchange, send: Callable, status: dict) -> None:
+        """The answer to a request stopped before it answered: the JSON-RPC error that says why
+        (nothing for a client that is gone)."""
+        if exchange.stopped == "cancelled":
+            code, message, http_status = REQUEST_CANCELLED, "Request cancelled", 200
+            headers: list = []
+        else:
+            code, http_status = SERVER_STOPPING, 503
+            message = "the server is shutting down: the call was stopped; retry it"
+            headers = [(b"retry-after", b"5")]
+            status["reason"] = "server shutting down"
+        body = {"jsonrpc": "2.0", "id": exchange.request_id, "error": {"code": code, "message": message}}
+        with contextlib.suppress(OSError, RuntimeError):
+            await _send_json(send, http_status, body, headers)
 
 
 def _listen(host: str, port: int) -> socket.socket:
@@ -474,7 +661,10 @@ async def _serve(gate: Gate, manager: Any, sock: socket.socket, options: HttpOpt
         log_config=None,
         access_log=False,
         server_header=False,
-        timeout_graceful_shutdown=GRACEFUL_SECONDS,
+        # A backstop only: the Gate stops the requests still running after GRACEFUL_SECONDS
+        # itself, and answers each with a clean error (uvicorn's own cancel printed a traceback
+        # and answered a bare 500).
+        timeout_graceful_shutdown=GRACEFUL_SECONDS + 5,
         http=_head_timeout_protocol(),
         # uvicorn's limit counts every open connection, idle ones included: 130 sockets that
         # send nothing made every request 503. The Gate counts requests in progress instead.
@@ -483,9 +673,14 @@ async def _serve(gate: Gate, manager: Any, sock: socket.socket, options: HttpOpt
     server = Server(config)
 
     def on_signal(signum: int) -> bool:
-        if server.should_exit:
+        import asyncio
+
+        if server.should_exit:  # a second signal: stop what still runs, now
+            gate.stop_all()
             server.force_exit = True
-        server.should_exit = True
+        else:  # stop accepting; running calls get GRACEFUL_SECONDS to finish
+            server.should_exit = True
+            asyncio.get_running_loop().call_later(GRACEFUL_SECONDS, gate.stop_all)
         return False  # uvicorn drains and returns by itself
 
     async def announce() -> None:
