@@ -571,6 +571,26 @@ class Gate:
             await _send_json(send, http_status, body, headers)
 
 
+#: Connections the kernel queues for the server to accept.
+LISTEN_BACKLOG = 1024
+#: Connections accepted in one turn of the event loop (asyncio accepts as many as the backlog
+#: it is given): a burst of 1,000 silent sockets accepted at once used up the open-file limit
+#: before the oldest waiting ones could be closed.
+ACCEPT_BATCH = 64
+#: Linux only (TCP_DEFER_ACCEPT): a connection reaches the server when its first bytes arrive,
+#: or after this long; one that never sends anything costs the server no descriptor and no
+#: work until then, and the head timeout runs from there.
+DEFER_ACCEPT_SECONDS = 1
+
+
+class _Listener(socket.socket):
+    """The listening socket: it keeps its queue of :data:`LISTEN_BACKLOG` when the event loop
+    calls ``listen(ACCEPT_BATCH)`` (asyncio uses one number for both)."""
+
+    def listen(self, backlog: int = LISTEN_BACKLOG) -> None:
+        super().listen(max(backlog, LISTEN_BACKLOG))
+
+
 def _listen(host: str, port: int) -> socket.socket:
     """A listening TCP socket on *host*:*port* (port 0: any free one)."""
     try:
@@ -580,11 +600,13 @@ def _listen(host: str, port: int) -> socket.socket:
     except socket.gaierror as exc:
         raise UsageError(f"cannot resolve --host {host}: {exc.strerror}") from None
     family, kind, proto, _, address = infos[0]
-    sock = socket.socket(family, kind, proto)
+    sock = _Listener(family, kind, proto)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if hasattr(socket, "TCP_DEFER_ACCEPT"):  # Linux: silent connections stay in the kernel
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_DEFER_ACCEPT, DEFER_ACCEPT_SECONDS)
         sock.bind(address)
-        sock.listen(1024)
+        sock.listen(LISTEN_BACKLOG)
     except OSError as exc:
         sock.close()
         raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
@@ -597,11 +619,77 @@ def _url(host: str, port: int) -> str:
     return f"http://{shown}:{port}{MCP_PATH}"
 
 
-def _head_timeout_protocol() -> type:
+class Waiting:
+    """The connections waiting for a request head (new ones, and kept-alive ones between
+    requests), oldest first. Past *limit* the oldest is closed as a new one arrives, so silent
+    sockets never use up the open-file limit: at that point the server could accept nothing,
+    and every client, authenticated or not, waited for the head timeout to free a descriptor."""
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        self.connections: dict[Any, None] = {}  # insertion-ordered: oldest first
+        self.closed = 0
+        self._said_at: float | None = None
+
+    def add(self, connection: Any) -> None:
+        """*connection* starts waiting for a head (as the newest)."""
+        self.connections.pop(connection, None)
+        self.connections[connection] = None
+        while len(self.connections) > self.limit:
+            oldest = next(iter(self.connections))
+            del self.connections[oldest]
+            oldest.transport.close()
+            self.closed += 1
+            self._say()
+
+    def discard(self, connection: Any) -> None:
+        """*connection* sent a head, or is gone."""
+        self.connections.pop(connection, None)
+
+    def _say(self) -> None:
+        import time
+
+        now = time.monotonic()
+        if self._said_at is None or now - self._said_at > 60:
+            self._said_at = now
+            _log(
+                f"more than {self.limit} connections are waiting to send a request: closing "
+                f"the oldest as new ones arrive ({self.closed} so far)"
+            )
+
+
+def raise_open_file_limit() -> int:
+    """Raise this process's soft limit of open files to its hard limit (at most 65,536), as
+    servers do: each connection is a descriptor. Returns the soft limit in effect (0 where
+    there is none to read)."""
+    try:
+        import resource
+    except ImportError:  # Windows
+        return 0
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    ceiling = 1 << 16
+    target = ceiling if hard == resource.RLIM_INFINITY else min(hard, ceiling)
+    if soft != resource.RLIM_INFINITY and target > soft:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+            soft = target
+        except (OSError, ValueError):
+            pass
+    return ceiling if soft == resource.RLIM_INFINITY else soft
+
+
+def idle_limit(open_files: int) -> int:
+    """How many connections may wait for a request head: half the open-file limit, leaving
+    the rest to calls in progress (their outbound sockets, worker pipes, the cache)."""
+    return max(16, open_files // 2) if open_files else 1 << 15
+
+
+def _head_timeout_protocol(waiting: Waiting) -> type:
     """uvicorn's h11 protocol, closing a connection that has not sent its whole request head
     within :data:`HEAD_TIMEOUT_SECONDS` of opening or of its last answer. Data trickling in
     does not restart the clock (uvicorn's keep-alive timeout is restarted by any byte, and a
-    new connection has none at all)."""
+    new connection has none at all). Connections waiting for a head are kept in *waiting*,
+    which closes the oldest past its limit."""
     from uvicorn.protocols.http.h11_impl import H11Protocol
 
     class HeadTimeoutProtocol(H11Protocol):
@@ -614,16 +702,19 @@ def _head_timeout_protocol() -> type:
         def _await_head(self) -> None:
             self._stop_head_clock()
             self._head_timer = self.loop.call_later(HEAD_TIMEOUT_SECONDS, self._head_overdue)
+            waiting.add(self)
 
         def _stop_head_clock(self) -> None:
+            waiting.discard(self)
             if self._head_timer is not None:
                 self._head_timer.cancel()
                 self._head_timer = None
 
         def _head_overdue(self) -> None:
             self._head_timer = None
-            waiting = self.cycle is None or self.cycle.response_complete
-            if waiting and not self.transport.is_closing():
+            waiting.discard(self)
+            waiting_for_head = self.cycle is None or self.cycle.response_complete
+            if waiting_for_head and not self.transport.is_closing():
                 self.transport.close()
 
         def handle_events(self) -> None:
@@ -646,7 +737,9 @@ def _head_timeout_protocol() -> type:
     return HeadTimeoutProtocol
 
 
-async def _serve(gate: Gate, manager: Any, sock: socket.socket, options: HttpOptions) -> int:
+async def _serve(
+    gate: Gate, manager: Any, sock: socket.socket, options: HttpOptions, waiting: Waiting
+) -> int:
     import anyio
     import uvicorn
 
@@ -665,7 +758,8 @@ async def _serve(gate: Gate, manager: Any, sock: socket.socket, options: HttpOpt
         # itself, and answers each with a clean error (uvicorn's own cancel printed a traceback
         # and answered a bare 500).
         timeout_graceful_shutdown=GRACEFUL_SECONDS + 5,
-        http=_head_timeout_protocol(),
+        http=_head_timeout_protocol(waiting),
+        backlog=ACCEPT_BATCH,
         # uvicorn's limit counts every open connection, idle ones included: 130 sockets that
         # send nothing made every request 503. The Gate counts requests in progress instead.
         limit_concurrency=None,
@@ -737,6 +831,7 @@ def serve_http(host: Host | None, options: HttpOptions, environ: dict | None = N
     if loaded is None:
         return 1
     host, server = loaded
+    waiting = Waiting(idle_limit(raise_open_file_limit()))
     try:
         sock = _listen(options.host, options.port)
     except UsageError as exc:
@@ -752,7 +847,7 @@ def serve_http(host: Host | None, options: HttpOptions, environ: dict | None = N
     )
     gate = Gate(manager.handle_request, token, len(host.tools), request_limit(options.max_calls))
     try:
-        status = anyio.run(_serve, gate, manager, sock, options, backend="asyncio")
+        status = anyio.run(_serve, gate, manager, sock, options, waiting, backend="asyncio")
     finally:
         sock.close()
     return finish(status)

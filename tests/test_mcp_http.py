@@ -73,7 +73,9 @@ class Running:
         return self.proc.wait(timeout=15)
 
 
-def _start(args: list[str], env: dict[str, str]) -> tuple[subprocess.Popen, list[str], int | None]:
+def _start(
+    args: list[str], env: dict[str, str], preexec_fn=None
+) -> tuple[subprocess.Popen, list[str], int | None]:
     proc = subprocess.Popen(
         [PI_WEB, "mcp", "--http", *args],
         stdin=subprocess.DEVNULL,
@@ -81,6 +83,7 @@ def _start(args: list[str], env: dict[str, str]) -> tuple[subprocess.Popen, list
         stderr=subprocess.PIPE,
         text=True,
         env={**os.environ, **env},
+        preexec_fn=preexec_fn,
     )
     lines: list[str] = []
     found = threading.Event()
@@ -101,10 +104,12 @@ def _start(args: list[str], env: dict[str, str]) -> tuple[subprocess.Popen, list
 
 
 @contextmanager
-def serving(agent_dir: Path, *args: str, env: dict | None = None):
+def serving(agent_dir: Path, *args: str, env: dict | None = None, preexec_fn=None):
     """`pi-web mcp --http --port 0 ARGS` running; stopped with SIGTERM (exit 0) afterwards."""
     proc, lines, port = _start(
-        ["--port", "0", *args], {"PI_CODING_AGENT_DIR": str(agent_dir), **(env or {})}
+        ["--port", "0", *args],
+        {"PI_CODING_AGENT_DIR": str(agent_dir), **(env or {})},
+        preexec_fn,
     )
     try:
         assert port is not None, "".join(lines)

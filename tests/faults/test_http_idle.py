@@ -232,3 +232,47 @@ def test_idle_event_streams_do_not_lock_clients_out(agent_dir, kagi):  # noqa: F
                 sock.close()
         time.sleep(0.2)
         assert "status=405" not in server.log  # the protocol's answer, not a refusal to log
+
+
+def _open_files_1024() -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_NOFILE, (1024, 1024))
+
+
+@pytest.mark.slow
+def test_idle_sockets_past_the_open_file_limit_do_not_delay_calls(agent_dir, kagi):  # noqa: F811
+    """A server allowed 1,024 open files (soft and hard limit) and 1,100 sockets that send
+    nothing: authenticated calls on new connections are still answered at once (they waited
+    3-5 s for the head timeout to free descriptors), and the log shows no 'Too many open
+    files'."""
+    import http.client
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 1400:
+        pytest.skip("this test opens 1,100 sockets; the open-file limit is lower")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, 1400), hard))
+    env = {"PI_WEB_MCP_TOKEN": TOKEN}
+    with serving(agent_dir, env=env, preexec_fn=_open_files_1024) as server:
+        idle = []
+        try:
+            for _ in range(1100):
+                idle.append(socket.create_connection(("127.0.0.1", server.port), timeout=10))
+            time.sleep(0.5)
+            seconds = []
+            for _ in range(10):
+                start = time.monotonic()
+                conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+                conn.request("GET", "/healthz")
+                assert conn.getresponse().status == 200
+                conn.close()
+                assert _post(server.port, AUTH)[0] == 200
+                seconds.append(time.monotonic() - start)
+        finally:
+            for sock in idle:
+                sock.close()
+        time.sleep(0.2)
+        log = server.log
+    assert max(seconds) < HEAD / 2, [round(s, 2) for s in seconds]
+    assert "Too many open files" not in log and "out of system resource" not in log, log[-2000:]
