@@ -36,6 +36,7 @@ import ipaddress
 import json
 import logging
 import os
+import re
 import secrets
 import socket
 import stat
@@ -53,6 +54,8 @@ if TYPE_CHECKING:
 __all__ = ["TOKEN_ENV", "HttpOptions", "UsageError", "serve_http"]
 
 TOKEN_ENV = "PI_WEB_MCP_TOKEN"
+#: pi's agent directory, where hosts and plugins keep their settings.
+AGENT_DIR_ENV = "PI_CODING_AGENT_DIR"
 MIN_TOKEN_LENGTH = 16
 MCP_PATH = "/mcp"
 HEALTH_PATH = "/healthz"
@@ -279,6 +282,27 @@ def _has_port(name: str) -> bool:
     """True for ``example.com:443`` and ``[::1]:8080``, False for ``example.com`` and ``[::1]``."""
     head, colon, port = name.rpartition(":")
     return bool(colon) and (port.isdigit() or port == "*") and not head.endswith(":")
+
+
+def hide_local_paths(text: str, environ: dict[str, str] | None = None) -> str:
+    """*text* as a client on another machine may see it: the server's agent directory reads
+    ``$PI_CODING_AGENT_DIR`` and its home directory ``~``, so no absolute path (with the home
+    directory and user name in it) leaves the server. A local user sees the paths as they
+    are (``pi-web``, ``pi-web mcp`` over stdio, llm)."""
+    environ = os.environ if environ is None else environ
+    prefixes: dict[str, str] = {}
+    agent = environ.get(AGENT_DIR_ENV, "").strip()
+    home = os.path.expanduser("~")
+    for path, shown in ((agent, f"${AGENT_DIR_ENV}"), (home, "~")):
+        if not path:
+            continue
+        path = os.path.expanduser(path)
+        for variant in (path.rstrip(os.sep), os.path.realpath(path).rstrip(os.sep)):
+            if variant.count(os.sep) >= 1 and len(variant) > 1:  # never "/" itself
+                prefixes.setdefault(variant, shown)
+    for prefix in sorted(prefixes, key=len, reverse=True):
+        text = re.sub(re.escape(prefix) + r"(?![\w.-])", lambda _m, s=prefixes[prefix]: s, text)
+    return text
 
 
 def _log(message: str) -> None:
@@ -827,7 +851,7 @@ def serve_http(host: Host | None, options: HttpOptions, environ: dict | None = N
         logging.getLogger(name).setLevel(logging.WARNING)
 
     limiter = anyio.CapacityLimiter(options.max_calls)
-    loaded = load_server(host, limiter=limiter, on_call=log_call)
+    loaded = load_server(host, limiter=limiter, on_call=log_call, present=hide_local_paths)
     if loaded is None:
         return 1
     host, server = loaded

@@ -78,11 +78,18 @@ def _text_content(text: str) -> Any:
     return types.TextContent(type="text", text=text)
 
 
-def build_server(host: Host, *, limiter: Any = None, on_call: CallLog | None = None) -> Any:
+def build_server(
+    host: Host,
+    *,
+    limiter: Any = None,
+    on_call: CallLog | None = None,
+    present: Callable[[str], str] | None = None,
+) -> Any:
     """The low-level MCP server listing *host*'s tools and running calls through it.
 
     Each call runs in a worker thread; *limiter* (an ``anyio.CapacityLimiter``) bounds how many
     run at once (default: anyio's shared thread limit). *on_call* hears of every finished call.
+    *present* rewrites every text sent to the client (results and progress messages).
     """
     import anyio
     import anyio.to_thread
@@ -111,7 +118,7 @@ def build_server(host: Host, *, limiter: Any = None, on_call: CallLog | None = N
         except UnknownToolError as exc:  # a protocol error, as the spec asks
             report("?", "unknown-tool", started)
             raise MCPError(code=types.INVALID_PARAMS, message=str(exc)) from None
-        tool_ctx = ToolContext(on_update=_progress_reporter(ctx))
+        tool_ctx = ToolContext(on_update=_progress_reporter(ctx, present))
         try:
             result = await anyio.to_thread.run_sync(
                 host.call, name, arguments, tool_ctx, abandon_on_cancel=True, limiter=limiter
@@ -121,7 +128,8 @@ def build_server(host: Host, *, limiter: Any = None, on_call: CallLog | None = N
             report(name, "cancelled", started)
             raise
         report(name, "error" if result.is_error else "ok", started)
-        content = [_text_content(part.text) for part in result.content] or [_text_content("")]
+        texts = [part.text for part in result.content] or [""]
+        content = [_text_content(present(text) if present else text) for text in texts]
         return types.CallToolResult(content=content, is_error=result.is_error)
 
     return Server(
@@ -133,7 +141,7 @@ def build_server(host: Host, *, limiter: Any = None, on_call: CallLog | None = N
     )
 
 
-def _progress_reporter(request_ctx: Any) -> Any:
+def _progress_reporter(request_ctx: Any, present: Callable[[str], str] | None = None) -> Any:
     """An ``on_update`` for a tool call that turns partial results carrying ``progress`` and
     ``total`` into MCP progress notifications (a no-op for a client that sent no
     ``progressToken``). It runs in the tool's worker thread and never fails the call."""
@@ -160,7 +168,8 @@ def _progress_reporter(request_ctx: Any) -> Any:
         if not isinstance(done, int) or not isinstance(total, int):
             return
         try:
-            anyio.from_thread.run(report, float(done), float(total), partial.text, token=loop)
+            message = present(partial.text) if present else partial.text
+            anyio.from_thread.run(report, float(done), float(total), message, token=loop)
         except Exception:  # noqa: BLE001 - progress is a courtesy, never a failure
             pass
 

@@ -279,3 +279,67 @@ def test_sigint_mid_call_answers_the_client_and_exits_cleanly(agent_dir, pages):
     assert len(log.strip().splitlines()) <= 6, log
     assert "call tool=web_fetch outcome=cancelled" in log
     assert log.rstrip().endswith("pi-web mcp: stopped")
+
+
+@pytest.mark.parametrize("where", ["home", "agent dir"])
+def test_http_clients_never_see_the_servers_paths(where, agent_dir, tmp_path):
+    """An error result that names the config file (no key anywhere): over HTTP it reads
+    `~/.pi/agent/web-search.json` (or `$PI_CODING_AGENT_DIR/web-search.json`), never the
+    server's absolute path with its home directory and user name; `pi-web` on the server
+    itself still shows the whole path."""
+    import os
+    import subprocess
+
+    from ..test_mcp_http import PI_WEB
+
+    home = tmp_path / "home" / "alice-on-server"
+    (home / ".pi" / "agent").mkdir(parents=True)
+    env = {"HOME": str(home)}
+    if where == "home":
+        env["PI_CODING_AGENT_DIR"] = ""
+        secret_path, shown = str(home), "~/.pi/agent/web-search.json"
+    else:
+        secret_path, shown = str(agent_dir), "$PI_CODING_AGENT_DIR/web-search.json"
+    texts = []
+    proc, lines, port = _start(["--port", "0"], {"PI_CODING_AGENT_DIR": str(agent_dir), **env})
+    try:
+        assert port is not None, "".join(lines)
+
+        async def call():
+            async with _session(f"http://127.0.0.1:{port}/mcp") as session:
+                result = await session.call_tool("summarize", {"url": "https://example.com/a"})
+                texts.append((result.is_error, result.content[0].text))
+
+        anyio.run(call)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=15)
+    is_error, text = texts[0]
+    assert is_error and shown in text, text
+    assert secret_path not in text and "alice-on-server" not in text, text
+    local = subprocess.run(
+        [PI_WEB, "summarize", "https://example.com/a"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PI_CODING_AGENT_DIR": str(agent_dir), **env},
+    )
+    assert f"{secret_path}/" in local.stdout + local.stderr
+
+
+def test_hide_local_paths_masks_whole_path_names_only(monkeypatch):
+    """The home directory becomes `~` and the agent directory `$PI_CODING_AGENT_DIR` only as
+    whole path names (not `/home/al` inside `/home/alice`), and a home of `/` masks nothing."""
+    from pi_hostspec.mcp_http import hide_local_paths
+
+    monkeypatch.setenv("HOME", "/home/al")
+    text = "read /home/al/.pi/agent/web-search.json, not /home/alice/x or /home/al.old"
+    assert hide_local_paths(text, {}) == (
+        "read ~/.pi/agent/web-search.json, not /home/alice/x or /home/al.old"
+    )
+    environ = {"PI_CODING_AGENT_DIR": "/srv/al/pi"}
+    assert hide_local_paths("in /srv/al/pi/web-search.json", environ) == (
+        "in $PI_CODING_AGENT_DIR/web-search.json"
+    )
+    monkeypatch.setenv("HOME", "/")
+    assert hide_local_paths("/etc/x and /", {}) == "/etc/x and /"
