@@ -24,8 +24,8 @@ def _host():
     return Host()
 
 
-def _print(text: str) -> None:
-    stream = sys.stdout
+def _print(text: str, stream=None) -> None:
+    stream = stream or sys.stdout
     try:
         stream.write(text if text.endswith("\n") else text + "\n")
         stream.flush()
@@ -36,7 +36,9 @@ def _print(text: str) -> None:
         )
 
 
-def _run(host, name: str, args, *, as_json: bool, expanded: bool, plain: bool, rewrite=None) -> int:
+def _run(
+    host, name: str, args, *, as_json: bool, expanded: bool, plain: bool, rewrite=None, out=None
+) -> int:
     from .theme import default_theme
     from .types import RenderOptions, ToolContext
 
@@ -63,7 +65,7 @@ def _run(host, name: str, args, *, as_json: bool, expanded: bool, plain: bool, r
         line.clear()
     result = result_box["result"]
     if as_json:
-        _print(json.dumps(result.to_json(), ensure_ascii=False, default=str))
+        _print(json.dumps(result.to_json(), ensure_ascii=False, default=str), out)
     elif plain:
         _print(rewrite(result.text) if rewrite is not None else result.text)
     else:
@@ -178,20 +180,24 @@ class CommandContext:
         before it is printed (a command shows its own command line where the model's text
         names a tool call). Returns the exit status (0, 1, 2)."""
         from .host import UnknownToolError
+        from .stdout import reserved_stdout
 
-        try:
-            self.host.get_tool(name)
-        except UnknownToolError as exc:
-            return _usage_error(str(exc))
-        return _run(
-            self.host,
-            name,
-            args,
-            as_json=view == "json",
-            expanded=view == "expanded",
-            plain=view == "plain",
-            rewrite=rewrite,
-        )
+        # JSON is for programs: whatever plugins print while they load and run goes to stderr.
+        with reserved_stdout() if view == "json" else contextlib.nullcontext() as out:
+            try:
+                self.host.get_tool(name)
+            except UnknownToolError as exc:
+                return _usage_error(str(exc))
+            return _run(
+                self.host,
+                name,
+                args,
+                as_json=view == "json",
+                expanded=view == "expanded",
+                plain=view == "plain",
+                rewrite=rewrite,
+                out=out,
+            )
 
     def print(self, text: str) -> None:
         """Write *text* and a newline to stdout (encoding errors replaced, never raised)."""
@@ -335,10 +341,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
+    from .stdout import reserved_stdout
+
     cli = CommandContext()
     try:
         # Plugins load here; what they print goes to stderr (stdout may carry MCP's protocol).
-        with contextlib.redirect_stdout(sys.stderr):
+        with reserved_stdout():
             commands = cli.host.commands
     except Exception as exc:  # noqa: BLE001 - a broken plugin: say so, keep the core commands
         lines = str(exc).strip().splitlines()
