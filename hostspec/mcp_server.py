@@ -274,14 +274,20 @@ class _StdinLines:
         import asyncio
 
         loop = asyncio.get_running_loop()
-        queue: asyncio.Queue[str | None] = asyncio.Queue(self._limit)
+        queue: asyncio.Queue[str | None] = asyncio.Queue()
+        room = threading.Semaphore(self._limit)  # lines read ahead of the server, at most
 
         def deliver(line: str | None) -> bool:
+            # No coroutine is made in this thread: one the closing loop never ran was
+            # reported as "coroutine 'Queue.put' was never awaited" when a client hung up.
+            while not room.acquire(timeout=0.5):
+                if loop.is_closed():
+                    return False
             try:
-                asyncio.run_coroutine_threadsafe(queue.put(line), loop).result()
-                return True
-            except Exception:  # noqa: BLE001 - the loop is gone: nobody is listening
+                loop.call_soon_threadsafe(queue.put_nowait, line)
+            except RuntimeError:  # the loop is closed: nobody is listening
                 return False
+            return True
 
         def pump() -> None:
             pending = bytearray()
@@ -303,6 +309,7 @@ class _StdinLines:
 
         threading.Thread(target=pump, name="pi-web mcp stdin", daemon=True).start()
         while (line := await queue.get()) is not None:
+            room.release()
             yield line
         await asyncio.sleep(self._grace)
 
@@ -345,5 +352,22 @@ def serve(host: Host | None = None) -> int:
     _, server = loaded
     import anyio
 
-    status = anyio.run(run_until_signal, lambda: _serve_stdio(server), backend="asyncio")
+    try:
+        status = anyio.run(run_until_signal, lambda: _serve_stdio(server), backend="asyncio")
+    except BaseException as exc:
+        if not _only_broken_pipes(exc):
+            raise
+        # The client closed its end of our stdout: the session is over, as at the end of
+        # input. Nothing more may be written there (not even the interpreter's last flush).
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+        status = 0
     return finish(status)
+
+
+def _only_broken_pipes(exc: BaseException) -> bool:
+    """True when *exc* is a BrokenPipeError, or a group made only of them."""
+    inner = getattr(exc, "exceptions", None)
+    if inner is not None:
+        return bool(inner) and all(_only_broken_pipes(one) for one in inner)
+    return isinstance(exc, BrokenPipeError)

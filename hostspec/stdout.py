@@ -27,9 +27,12 @@ def reserved_stdout() -> Iterator[TextIO]:
         with contextlib.redirect_stdout(sys.stderr):
             yield sys.__stdout__ or sys.stderr
         return
-    encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
-    out = open(saved, "w", encoding=encoding, errors="replace", closefd=False)  # noqa: SIM115
     previous = sys.stdout
+    if _descriptor(previous) == 1:  # the usual case: a stream on the saved descriptor
+        encoding = getattr(previous, "encoding", None) or "utf-8"
+        out = open(saved, "w", encoding=encoding, errors="replace", closefd=False)  # noqa: SIM115
+    else:  # stdout is already something else (a capture, a StringIO): it stays the output
+        out = previous
     sys.stdout = sys.stderr
     try:
         yield out
@@ -42,3 +45,10 @@ def reserved_stdout() -> Iterator[TextIO]:
         sys.stdout = previous
         os.dup2(saved, 1)
         os.close(saved)
+
+
+def _descriptor(stream: object) -> int | None:
+    try:
+        return stream.fileno()  # type: ignore[attr-defined]
+    except (AttributeError, OSError, ValueError):
+        return None
