@@ -590,7 +590,11 @@ class Gate:
             message = "the server is shutting down: the call was stopped; retry it"
             headers = [(b"retry-after", b"5")]
             status["reason"] = "server shutting down"
-        body = {"jsonrpc": "2.0", "id": exchange.request_id, "error": {"code": code, "message": message}}
+        body = {
+            "jsonrpc": "2.0",
+            "id": exchange.request_id,
+            "error": {"code": code, "message": message},
+        }
         with contextlib.suppress(OSError, RuntimeError):
             await _send_json(send, http_status, body, headers)
 

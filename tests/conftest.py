@@ -1,4 +1,8 @@
-"""Shared fixtures: an isolated agent directory, no ambient keys or proxies, a host."""
+"""Shared fixtures (an isolated agent directory, no ambient keys or proxies, a host, the page
+server) and the layout's one rule about speed: every test under a folder named in SLOW_FOLDERS is
+marked ``slow``, so ``python -m pytest -m "not slow"`` is the quick loop.
+
+Helpers a test imports live in ``tests/support``, never here."""
 
 from __future__ import annotations
 
@@ -9,7 +13,11 @@ from pathlib import Path
 import pytest
 from pi_hostspec import Host, get_plugin_manager
 
-SECRET = "sk-SENTINEL-4f1c9d2e7b"  # a key that must never appear in any output
+#: Folders whose tests are all ``slow``: end to end through the installed hosts, and the fault
+#: suite. A test elsewhere is quick; one that is not belongs in one of these.
+SLOW_FOLDERS = ("e2e", "faults")
+
+_HERE = Path(__file__).resolve().parent
 
 _AMBIENT = (
     "KAGI_API_KEY",
@@ -29,6 +37,15 @@ _AMBIENT = (
     "REQUESTS_CA_BUNDLE",
     "CURL_CA_BUNDLE",
 )
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items):
+    """Mark every test under a slow folder ``slow`` (before ``-m`` selects)."""
+    for item in items:
+        where = Path(str(item.path)).resolve().relative_to(_HERE).parts
+        if where[0] in SLOW_FOLDERS:
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(autouse=True)
@@ -94,39 +111,12 @@ def httpserver(make_httpserver):
     return make_httpserver
 
 
-def serve(httpserver, routes: dict) -> str:
-    """Answer each path of *routes* with its ``(status, content type, body)``; the root URL."""
-    for path, (status, kind, body) in routes.items():
-        httpserver.expect_request(path).respond_with_data(body, status=status, content_type=kind)
-    return httpserver.url_for("").rstrip("/")
-
-
-def hits(httpserver, path: str) -> int:
-    """How many requests *path* received."""
-    return sum(1 for request, _ in httpserver.log if request.path == path)
-
-
 @pytest.fixture
 def host() -> Host:
     """A host with only the web tools plugin, no entry points."""
     import pi_web_tools.plugin
 
     return Host(get_plugin_manager(load_entrypoints=False, plugins=[pi_web_tools.plugin]))
-
-
-def kagi_config(base_url: str, **options) -> dict:
-    """A one-provider Kagi config pointing at *base_url*."""
-    return {
-        "defaultProvider": "kagi",
-        "providers": [
-            {
-                "name": "kagi",
-                "type": "kagi",
-                "apiKey": SECRET,
-                "options": {"baseUrl": base_url, **options},
-            }
-        ],
-    }
 
 
 def pytest_terminal_summary(terminalreporter):

@@ -4,7 +4,8 @@
 Names load on first access (PEP 562), so a host that imports the plugin pays for none of them;
 the modules behind them are this folder's: ``types`` (capabilities, options, requests, responses,
 :class:`ProviderType`), ``errors``, ``http_client`` (:class:`HttpClient`), ``retry``,
-``redaction``, ``netguard``, ``html_text`` and ``hookspecs``.
+``redaction``, ``html_text`` and ``hookspecs``; ``_netguard`` (the network guard) is
+private: only the fetchers on this machine (``direct``, ``browser``) and the runtime use it.
 """
 
 from __future__ import annotations

@@ -322,7 +322,7 @@ class BrowserProvider:
 
     def _new_session(self) -> Any:
         from ..api.http_client import new_session
-        from ..api.netguard import guarded_adapter
+        from ..api._netguard import guarded_adapter
 
         adapter = None if self.options.allow_private_network else guarded_adapter()
         return new_session(adapter=adapter, keep_cookies=False)
@@ -582,7 +582,7 @@ class BrowserProvider:
 
     def _check(self, url: str) -> str:
         """The host *url* goes to, when the network guard lets it; else :class:`_Blocked`."""
-        from ..api.netguard import describe_host, is_proxied, request_target
+        from ..api._netguard import describe_host, is_proxied, request_target
 
         try:
             scheme, host, port = request_target(url)

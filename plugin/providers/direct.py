@@ -31,7 +31,7 @@ from ..api.http_client import (
     send,
     socket_timeouts,
 )
-from ..api.netguard import (
+from ..api._netguard import (
     RefusedAddress,
     guarded_adapter,
     host_refusal,

@@ -208,7 +208,7 @@ def credential_reason(url: str) -> str | None:
 
 
 def _allow_hint(selection: Any) -> str:
-    from ..api.netguard import allow_hint
+    from ..api._netguard import allow_hint
 
     if selection.config.shape == "shared":  # implicit providers: options by type
         hint = (
@@ -244,7 +244,7 @@ def _host_problem(url: str, selection: Any, deadline: float) -> str | None:
     """Why the host of *url* is not public, as *selection* would reach it; ``None`` when it is
     public, or when it cannot be known here (a name that does not resolve)."""
     from ..api.http_client import run_interruptible
-    from ..api.netguard import describe_host, is_proxied, literal_address, request_target
+    from ..api._netguard import describe_host, is_proxied, literal_address, request_target
 
     try:
         _, host, port = request_target(url)

@@ -8,10 +8,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..conftest import SECRET
-from ..conftest import kagi_config as one_kagi_config
-from .conftest import TIMEOUT
-from .server import (
+from tests.support import SECRET, TIMEOUT
+from tests.support import kagi_config as one_kagi_config
+from tests.support.fault_server import (
     FaultServer,
     Hang,
     Huge,
@@ -441,7 +440,7 @@ class _Nowhere:
 
 def run_fault(target: Target, fault: Fault, server: FaultServer, tools, write_config, caplog):
     """Script *fault*, make *target*'s tool call, and check everything the suite promises."""
-    from .conftest import assert_clean_error, assert_in_time, assert_no_secret
+    from tests.support import assert_clean_error, assert_in_time, assert_no_secret
 
     where = _Nowhere() if fault.refused else server
     if not fault.refused:

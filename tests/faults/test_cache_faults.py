@@ -12,10 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from ..conftest import SECRET
-from ..fake_apis import FakeExa, FakeTavily
-from .conftest import MARGIN, TIMEOUT
-from .server import Reply
+from tests.support import MARGIN, SECRET, TIMEOUT
+from tests.support.fake_apis import FakeExa, FakeTavily
+from tests.support.fault_server import Reply
 
 APP_SHELL = (
     "<html><head><title>App</title></head><body><div id='root'></div>"

@@ -10,10 +10,10 @@ import pytest
 from pi_web_tools.runtime.config import MAX_CONFIG_BYTES
 from pi_web_tools.views.config_report import config_report
 
-from ..conftest import SECRET
+from tests.support import SECRET, assert_clean_error, assert_no_secret
+from tests.support.fault_server import Reply, json_reply
+
 from .cases import KAGI_SEARCH
-from .conftest import assert_clean_error, assert_no_secret
-from .server import Reply, json_reply
 
 KAGI_OK = {"meta": {"id": "ok"}, "data": [{"t": 0, "url": "https://a.example/", "title": "A"}]}
 

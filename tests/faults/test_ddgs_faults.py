@@ -12,9 +12,7 @@ from ddgs import ddgs as library
 from ddgs import exceptions
 from pi_hostspec import ToolContext
 
-from .conftest import TIMEOUT, assert_clean_error, assert_in_time, assert_no_secret
-
-pytestmark = pytest.mark.slow
+from tests.support import TIMEOUT, assert_clean_error, assert_in_time, assert_no_secret
 
 CONFIG = {
     "providers": [

@@ -6,8 +6,6 @@ import pytest
 
 from .cases import DIRECT_FETCH, FAULTS, run_fault
 
-pytestmark = pytest.mark.slow
-
 
 @pytest.mark.parametrize("fault", FAULTS, ids=str)
 def test_direct_fetch_fault(fault, server, tools, write_config, debug_logs):
@@ -21,9 +19,10 @@ def test_partial_results_never_carry_the_key(server, tools, write_config):
 
     from pi_hostspec import ToolContext
 
-    from ..conftest import SECRET
+    from tests.support import SECRET
+    from tests.support.fault_server import Reply
+
     from .cases import secret_url
-    from .server import Reply
 
     server.script(Reply(200, "hello", content_type="text/plain"))
     write_config(DIRECT_FETCH.config(server))
@@ -39,9 +38,10 @@ def test_partial_results_never_carry_the_key(server, tools, write_config):
 
 def test_key_in_the_url_still_reaches_the_server(server, tools, write_config):
     """Redaction is for output only: the page is fetched with its query string intact."""
-    from ..conftest import SECRET
+    from tests.support import SECRET
+    from tests.support.fault_server import Reply
+
     from .cases import secret_url
-    from .server import Reply
 
     server.script(Reply(200, "hello", content_type="text/plain"))
     write_config(DIRECT_FETCH.config(server))

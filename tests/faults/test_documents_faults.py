@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from ..pdfs import make_pdf
-from .server import Reply
+from tests.support.fault_server import Reply
+from tests.support.pdfs import make_pdf
 
 ARTICLE_WITH_RSS_TEMPLATE = (
     "<!doctype html><html><head><title>Widget docs</title>"

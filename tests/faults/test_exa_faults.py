@@ -6,8 +6,6 @@ import pytest
 
 from .cases import EXA_FETCH, EXA_SEARCH, FAULTS, check_cross_host_redirect, run_fault
 
-pytestmark = pytest.mark.slow
-
 
 @pytest.mark.parametrize("fault", FAULTS, ids=str)
 def test_exa_search_fault(fault, server, tools, write_config, debug_logs):

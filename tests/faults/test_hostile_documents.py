@@ -17,10 +17,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from ..conftest import hits, serve
-from ..pdfs import make_flate_text_bomb, make_pdf, make_slow_pdf, make_xobject_bomb
-
-pytestmark = pytest.mark.slow
+from tests.support import hits, serve
+from tests.support.pdfs import make_flate_text_bomb, make_pdf, make_slow_pdf, make_xobject_bomb
 
 BIN = Path(sys.executable).parent
 TIMEOUT = 5

@@ -19,7 +19,7 @@ from pi_web_tools.providers.kagi import SUMMARY_LANGUAGES
 from pi_web_tools.runtime import config as config_mod
 from pi_web_tools.views import human_view as render
 
-from ..conftest import SECRET
+from tests.support import SECRET
 
 SETTINGS = settings(
     max_examples=60,
@@ -308,7 +308,6 @@ def test_any_arguments_give_a_clean_result(tool, host, all_providers):
 
 
 @pytest.mark.parametrize("tool", sorted(FIELDS))
-@pytest.mark.slow
 def test_deep_nesting_and_huge_values_give_a_clean_result(tool, host, all_providers):
     """Arguments nested 100,000 deep or 10 MB long are refused cleanly, and rendered without raising."""
     for name in FIELDS[tool]:

@@ -7,12 +7,10 @@ import json
 
 import pytest
 
-from ..conftest import SECRET
-from .cases import DIRECT_FETCH, KAGI_SEARCH, kagi_config
-from .conftest import assert_clean_error, assert_in_time, assert_no_secret
-from .server import Redirect, Reply
+from tests.support import SECRET, assert_clean_error, assert_in_time, assert_no_secret
+from tests.support.fault_server import Redirect, Reply
 
-pytestmark = pytest.mark.slow
+from .cases import DIRECT_FETCH, KAGI_SEARCH, kagi_config
 
 
 def fetch(server, tools, write_config, *replies, timeout: float = 1.0, **args):
@@ -139,7 +137,9 @@ def test_mcp_server_survives_a_surrogate_page(agent_dir, tmp_path, server, write
     both come back, and the server keeps serving."""
     import anyio
 
-    from ..test_mcp_server import _run, _session, _text
+    from tests.support.hosts import mcp_stdio_session as _session
+    from tests.support.hosts import result_text as _text
+    from tests.support.hosts import run_async as _run
 
     body, kind = SURROGATE_PAGES["unicode_escape header"]
     server.script(Reply(200, body, content_type=kind))

@@ -15,8 +15,10 @@ import anyio
 import pytest
 from mcp.client.client import Client
 
-from ..test_mcp_http import _session, _start, serving
-from .server import Reply
+from tests.support.fault_server import Reply
+from tests.support.hosts import mcp_http_serving as serving
+from tests.support.hosts import mcp_http_session as _session
+from tests.support.hosts import start_mcp_http as _start
 
 pytestmark = pytest.mark.slow
 
@@ -290,7 +292,7 @@ def test_http_clients_never_see_the_servers_paths(where, agent_dir, tmp_path):
     import os
     import subprocess
 
-    from ..test_mcp_http import PI_WEB
+    from tests.support.hosts import PI_WEB
 
     home = tmp_path / "home" / "alice-on-server"
     (home / ".pi" / "agent").mkdir(parents=True)

@@ -11,13 +11,25 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from pi_hostspec import mcp_http
 
-from ..test_mcp_http import TOKEN, _post, kagi, pages, serving  # noqa: F401 - fixtures
+from tests.support import ROOT, SECRET, kagi_config
+from tests.support.fake_apis import FakeKagi
+from tests.support.hosts import TOKEN
+from tests.support.hosts import mcp_http_serving as serving
+from tests.support.hosts import post_mcp as _post
 
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 IDLE = 150
 #: How long a connection may take to send its request head, and the slack a test allows.
 HEAD = mcp_http.HEAD_TIMEOUT_SECONDS if hasattr(mcp_http, "HEAD_TIMEOUT_SECONDS") else 5.0
 SLACK = 3.0
+
+
+@pytest.fixture
+def kagi(write_config):
+    """A fake Kagi configured, so the server has tools to list."""
+    with FakeKagi(SECRET) as fake:
+        write_config(kagi_config(fake.base_url))
+        yield fake
 
 
 def _healthz(port: int) -> int:
@@ -54,8 +66,7 @@ def _closed_by_peer(sock: socket.socket, within: float) -> float | None:
         return None
 
 
-@pytest.mark.slow
-def test_idle_sockets_do_not_starve_healthz_or_authenticated_calls(agent_dir, kagi):  # noqa: F811
+def test_idle_sockets_do_not_starve_healthz_or_authenticated_calls(agent_dir, kagi):
     """150 connections that send nothing: /healthz and an authenticated tools/list still
     answer 200, never 503."""
     with serving(agent_dir, env={"PI_WEB_MCP_TOKEN": TOKEN}) as server:
@@ -71,8 +82,7 @@ def test_idle_sockets_do_not_starve_healthz_or_authenticated_calls(agent_dir, ka
                 sock.close()
 
 
-@pytest.mark.slow
-def test_a_connection_that_sends_no_request_head_is_closed_within_seconds(agent_dir, kagi):  # noqa: F811
+def test_a_connection_that_sends_no_request_head_is_closed_within_seconds(agent_dir, kagi):
     with serving(agent_dir, env={"PI_WEB_MCP_TOKEN": TOKEN}) as server:
         idle = _idle_sockets(server.port, 20)
         try:
@@ -84,8 +94,7 @@ def test_a_connection_that_sends_no_request_head_is_closed_within_seconds(agent_
                 sock.close()
 
 
-@pytest.mark.slow
-def test_a_trickled_request_head_is_cut_off(agent_dir, kagi):  # noqa: F811
+def test_a_trickled_request_head_is_cut_off(agent_dir, kagi):
     """One byte every 0.5 s keeps data flowing but never finishes the head: closed anyway."""
     with serving(agent_dir, env={"PI_WEB_MCP_TOKEN": TOKEN}) as server:
         sock = socket.create_connection(("127.0.0.1", server.port), timeout=10)
@@ -106,8 +115,7 @@ def test_a_trickled_request_head_is_cut_off(agent_dir, kagi):  # noqa: F811
         assert closed_after is not None and closed_after <= HEAD + SLACK, closed_after
 
 
-@pytest.mark.slow
-def test_a_finished_request_then_silence_is_closed_too(agent_dir, kagi):  # noqa: F811
+def test_a_finished_request_then_silence_is_closed_too(agent_dir, kagi):
     """A keep-alive connection that answered a call and then trickles the next head is closed."""
     import http.client
 
@@ -182,15 +190,13 @@ def test_the_request_limit_counts_requests_in_progress_not_connections():
     assert asyncio.run(scenario()) == [401, 200, 503, 200, 200, 200]
 
 
-@pytest.mark.slow
 def test_the_idle_socket_bench_runs_and_no_call_fails(tmp_path):
     """`python bench/load.py --http-idle --quick`: every authenticated call succeeds while 150
     idle sockets are held open (and reopened as the server closes them)."""
     import subprocess
     import sys
-    from pathlib import Path
 
-    load = Path(__file__).resolve().parents[2] / "bench" / "load.py"
+    load = ROOT / "bench" / "load.py"
     proc = subprocess.run(
         [sys.executable, str(load), "--http-idle", "--quick"],
         capture_output=True,

@@ -6,8 +6,6 @@ import pytest
 
 from .cases import FAULTS, KAGI_SEARCH, KAGI_SUMMARIZE, check_cross_host_redirect, run_fault
 
-pytestmark = pytest.mark.slow
-
 
 @pytest.mark.parametrize("fault", FAULTS, ids=str)
 def test_kagi_search_fault(fault, server, tools, write_config, debug_logs):
@@ -30,8 +28,9 @@ def test_redirect_to_another_host_never_carries_the_key(target, server, tools, w
 @pytest.mark.parametrize("version", ["v0", "v1"])
 def test_string_where_a_nested_list_belongs(version, server, tools, write_config):
     """A string where Kagi's related-searches list belongs is ignored, not split into letters."""
+    from tests.support.fault_server import json_reply
+
     from .cases import kagi_config
-    from .server import json_reply
 
     hit = {"url": "https://a.example/", "title": "A", "snippet": "s"}
     if version == "v0":
@@ -50,8 +49,9 @@ def test_string_where_a_nested_list_belongs(version, server, tools, write_config
 )
 def test_kagi_v1_wrong_shapes(data, server, tools, write_config):
     """Kagi v1 bodies of the wrong shape are errors naming the field, or empty results: never a crash."""
+    from tests.support.fault_server import json_reply
+
     from .cases import kagi_config
-    from .server import json_reply
 
     server.script(json_reply({"meta": {}, "data": data}))
     write_config(kagi_config(server, apiVersion="v1"))

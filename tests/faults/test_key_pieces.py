@@ -12,10 +12,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from ..conftest import SECRET, kagi_config, serve
-from .conftest import log_text, temp_files_text
-
-pytestmark = pytest.mark.slow
+from tests.support import SECRET, kagi_config, log_text, serve, temp_files_text
 
 PIECE = 8
 

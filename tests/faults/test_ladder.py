@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from ..conftest import SECRET
-from ..fake_apis import FakeExa, FakeKagi, FakeTavily
-from .conftest import assert_no_secret
-from .server import Reply
+from tests.support import SECRET, assert_no_secret
+from tests.support.fake_apis import FakeExa, FakeKagi, FakeTavily
+from tests.support.fault_server import Reply
 
 FORBIDDEN = Reply(403, "<html><body>Forbidden</body></html>", content_type="text/html")
 LOOPBACK_OK = {"allowPrivateNetwork": True}  # the test pages live on 127.0.0.1
@@ -336,7 +335,7 @@ def test_a_keyed_default_fetcher_never_gets_private_or_metadata_urls(
 
 def test_a_name_that_resolves_to_a_metadata_address_is_refused(tools, write_config, monkeypatch):
     """The host is resolved here (bounded) before a service gets it, as the direct fetcher does."""
-    from pi_web_tools.api import netguard
+    from pi_web_tools.api import _netguard as netguard
 
     real = netguard.resolve_host
     monkeypatch.setattr(

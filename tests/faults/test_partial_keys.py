@@ -7,9 +7,10 @@ import json
 
 import pytest
 
-from ..conftest import SECRET
+from tests.support import SECRET
+from tests.support.fault_server import Reply
+
 from .cases import DIRECT_FETCH, KAGI_SEARCH, kagi_config
-from .server import Reply
 
 
 def assert_no_key_fragment(outcome) -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from ..test_broken_plugins import _declare
+from tests.support.hosts import declare_distribution
 
 pytestmark = pytest.mark.slow
 
@@ -29,7 +29,7 @@ def _site(tmp_path: Path, module: str, source: str, entry: str) -> Path:
     root = tmp_path / "site"
     root.mkdir()
     (root / f"{module}.py").write_text(textwrap.dedent(source))
-    _declare(root, f"{module}-1.0.0", "pi.plugins", entry, module)
+    declare_distribution(root, f"{module}-1.0.0", "pi.plugins", entry, module)
     return root
 
 

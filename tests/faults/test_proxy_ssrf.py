@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from .server import FaultServer, Reply
-
-pytestmark = pytest.mark.slow
+from tests.support.fault_server import FaultServer, Reply
 
 
 @pytest.fixture

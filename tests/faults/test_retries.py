@@ -8,6 +8,9 @@ import time
 import pytest
 from pi_hostspec import ToolContext
 
+from tests.support import assert_clean_error, assert_no_secret
+from tests.support.fault_server import Hang, Reply, Trickle
+
 from .cases import (
     BRAVE_SEARCH,
     DIRECT_FETCH,
@@ -20,10 +23,6 @@ from .cases import (
     error_reply,
 )
 from .cases import ok_reply as cases_ok_reply
-from .conftest import assert_clean_error, assert_no_secret
-from .server import Hang, Reply, Trickle
-
-pytestmark = pytest.mark.slow
 
 
 def ok_reply(target):

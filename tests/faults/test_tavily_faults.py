@@ -6,8 +6,6 @@ import pytest
 
 from .cases import FAULTS, TAVILY_FETCH, TAVILY_SEARCH, check_cross_host_redirect, run_fault
 
-pytestmark = pytest.mark.slow
-
 
 @pytest.mark.parametrize("fault", FAULTS, ids=str)
 def test_tavily_search_fault(fault, server, tools, write_config, debug_logs):

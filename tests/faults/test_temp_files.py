@@ -12,12 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from ..conftest import SECRET
-from .cases import DIRECT_FETCH, KAGI_SUMMARIZE, secret_url
-from .conftest import assert_no_secret
-from .server import Reply, json_reply
+from tests.support import SECRET, assert_no_secret
+from tests.support.fault_server import Reply, json_reply
 
-pytestmark = pytest.mark.slow
+from .cases import DIRECT_FETCH, KAGI_SUMMARIZE, secret_url
 
 BIG_TEXT = "".join(
     f"line {i:05d} of a long page, key echoed: {SECRET}\n" for i in range(4000)

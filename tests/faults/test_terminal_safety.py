@@ -7,9 +7,10 @@ import re
 
 import pytest
 
+from tests.support import assert_clean_error
+from tests.support.fault_server import Reply, json_reply
+
 from .cases import DIRECT_FETCH, EXA_FETCH, EXA_SEARCH, KAGI_SEARCH, KAGI_SUMMARIZE, secret_url
-from .conftest import assert_clean_error
-from .server import Reply, json_reply
 
 #: What a hostile page may hold: colours, a screen clear, an OSC 8 hyperlink, an OSC 52
 #: clipboard write, a bell, backspaces, a carriage return overwrite, C1 CSI, DEL, bidi overrides.
@@ -172,7 +173,7 @@ def test_escapes_in_an_api_error_message_are_removed(target, server, tools, writ
 
 def test_escapes_in_a_redirect_target_are_removed(server, tools, write_config):
     """A redirect to a URL full of escapes fails (or lands) without an escape reaching the user."""
-    from .server import Redirect
+    from tests.support.fault_server import Redirect
 
     server.script(Redirect("/next\x1b[2J\x07"), Redirect("/next\x1b[2J\x07"))
     write_config(DIRECT_FETCH.config(server))

@@ -66,7 +66,6 @@ def test_a_huge_token_file_is_refused_without_reading_it(tmp_path):
     assert finished and value.startswith(f"--token-file {path}: too large for a token")
 
 
-@pytest.mark.slow
 def test_pi_web_mcp_with_a_fifo_token_file_exits_with_one_line(tmp_path, agent_dir):
     fifo = str(tmp_path / "token.fifo")
     os.mkfifo(fifo, 0o600)

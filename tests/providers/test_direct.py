@@ -7,14 +7,14 @@ import socket
 import time
 
 import pytest
-from pi_web_tools.api import netguard
+from pi_web_tools.api import _netguard as netguard
 from pi_web_tools.api.retry import RetryPolicy
 from pi_web_tools.api.types import FetchRequest, ProviderConfig
 from pi_web_tools.providers import direct
 from pi_web_tools.providers.direct import DirectOptions, DirectProvider
 from werkzeug.wrappers import Response
 
-from ..conftest import hits
+from tests.support import hits
 
 ARTICLE = """<!doctype html>
 <html><head><meta charset="utf-8"><title>Test Article &amp; More</title>

@@ -12,7 +12,7 @@ from pi_web_tools.api.types import SearchRequest, SummarizeRequest
 from pi_web_tools.providers.kagi import KagiOptions, KagiProvider, clean_snippet
 from responses import matchers
 
-from ..conftest import SECRET
+from tests.support import SECRET
 
 V0 = "https://kagi.com/api/v0"
 

@@ -1,0 +1,134 @@
+"""pi-web, the reference host on the command line: in process, and once as the installed script."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from pi_hostspec.cli import main
+
+from tests.support import SECRET
+
+KAGI_SENTENCE = (
+    "KAGI_API_KEY environment variable is not set. Set it to your Kagi API key to use web search."
+)
+
+
+def test_tools_lists_the_web_tools_with_labels(capsys):
+    """`pi-web tools` lists web_search, web_fetch and summarize with their labels and first lines."""
+    assert main(["tools"]) == 0
+    out = capsys.readouterr().out
+    lines = {line.split()[0]: line for line in out.splitlines() if line.strip()}
+    assert {"web_search", "web_fetch", "summarize"} <= set(lines)
+    assert "Web Search: Search the web" in lines["web_search"]
+    assert "Web Fetch: " in lines["web_fetch"]
+    assert "Summarize: " in lines["summarize"]
+    # first line of the description only: no "When to use" section
+    assert "When to use" not in out
+
+
+def test_call_unknown_tool_is_a_usage_error(capsys):
+    """`pi-web call` with an unknown tool exits 2 and names the tool on stderr."""
+    assert main(["call", "no_such_tool", "{}"]) == 2
+    captured = capsys.readouterr()
+    assert "no_such_tool" in captured.err
+    assert captured.out == ""
+
+
+def test_call_with_non_json_arguments_is_a_usage_error(capsys):
+    """`pi-web call` with arguments that are not JSON exits 2 with a message on stderr."""
+    assert main(["call", "web_search", "{queries: [x]"]) == 2
+    captured = capsys.readouterr()
+    assert "not valid JSON" in captured.err
+    assert captured.out == ""
+
+
+def test_call_json_without_key_prints_one_error_object(capsys, agent_dir):
+    """Without any key, `call web_search --json` exits 1 and prints exactly one JSON error object."""
+    code = main(["call", "web_search", '{"queries":["x"]}', "--json"])
+    assert code == 1
+    out = capsys.readouterr().out
+    payload = json.loads(out)  # fails if there is anything but one JSON document
+    assert set(payload) == {"content", "details", "isError"}
+    assert payload["isError"] is True
+    assert len(payload["content"]) == 1
+    assert payload["content"][0]["type"] == "text"
+    text = payload["content"][0]["text"]
+    assert text.startswith(KAGI_SENTENCE)
+    assert str(agent_dir / "web-search.json") in text
+
+
+def test_call_invalid_arguments_is_an_error_result(capsys):
+    """Arguments that break the schema give exit 1 and an error naming the field."""
+    assert main(["call", "web_search", '{"queries": []}', "--json"]) == 1
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["isError"] is True
+    assert "queries" in payload["content"][0]["text"]
+
+
+def test_call_without_json_renders_call_and_result(capsys):
+    """Without --json, call prints the rendered call line and then the result view."""
+    assert main(["call", "web_search", '{"queries":["x"]}']) == 1
+    out = capsys.readouterr().out
+    assert "KAGI_API_KEY" in out
+    assert not out.lstrip().startswith("{")
+
+
+def test_config_without_file_prints_the_path(capsys, agent_dir):
+    """`pi-web config` with no config file prints which file it reads and exits 0."""
+    assert main(["config"]) == 0
+    out = capsys.readouterr().out
+    assert str(agent_dir / "web-search.json") in out
+
+
+def test_config_without_file_names_every_key_variable_and_the_keyless_option(capsys):
+    """With nothing configured, `pi-web config` lists each key variable and the ddgs opt-in."""
+    assert main(["config"]) == 0
+    out = capsys.readouterr().out
+    assert (
+        "Status: no config file and none of KAGI_API_KEY, BRAVE_API_KEY, TAVILY_API_KEY is set."
+        in out
+    )
+    assert 'add {"name": "free", "type": "ddgs"} to "providers"' in out
+    assert "brave (search); tavily (fetch, search); browser (fetch); ddgs (search)" in out
+
+
+def test_config_never_prints_the_key(capsys, write_config):
+    """`pi-web config` with a key in the file never prints the whole key."""
+    write_config(
+        {
+            "defaultProvider": "kagi",
+            "providers": [{"name": "kagi", "type": "kagi", "apiKey": SECRET}],
+        }
+    )
+    main(["config"])
+    captured = capsys.readouterr()
+    assert SECRET not in captured.out + captured.err
+
+
+def test_missing_command_is_a_usage_error(capsys):
+    """No subcommand is a usage error (exit status 2) that says what to do."""
+    assert main([]) == 2
+    assert "a command is needed (see pi-web --help)" in capsys.readouterr().err
+
+
+def test_installed_console_script_lists_tools(agent_dir):
+    """The installed `pi-web` console script runs and finds the web tools through entry points."""
+    script = Path(sys.executable).parent / "pi-web"
+    assert script.exists(), f"console script not installed next to {sys.executable}"
+    env = dict(os.environ)
+    proc = subprocess.run(
+        [str(script), "tools"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env=env,
+        check=False,
+        cwd=str(agent_dir),
+    )
+    assert proc.returncode == 0, proc.stderr
+    names = {line.split()[0] for line in proc.stdout.splitlines() if line.strip()}
+    assert {"web_search", "web_fetch", "summarize"} <= names

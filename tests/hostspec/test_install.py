@@ -1,0 +1,98 @@
+"""Install hints repeat the source this distribution was installed from (PEP 610)."""
+
+from __future__ import annotations
+
+import pytest
+from pi_hostspec import install
+
+
+@pytest.mark.parametrize(
+    ("direct", "expected"),
+    [
+        (None, ["pi-web-tools[mcp]"]),
+        (
+            {"url": "file:///home/me/pi%20web", "dir_info": {"editable": True}},
+            ["-e", "/home/me/pi web[mcp]"],
+        ),
+        ({"url": "file:///src/pi-web", "dir_info": {}}, ["/src/pi-web[mcp]"]),
+        (
+            {
+                "url": "https://github.com/o/pi-web-tools.git",
+                "vcs_info": {"vcs": "git", "commit_id": "0123abc", "requested_revision": "main"},
+            },
+            ["pi-web-tools[mcp] @ git+https://github.com/o/pi-web-tools.git@0123abc"],
+        ),
+        (
+            {"url": "https://example.com/pi_web_tools-0.1.0.tar.gz", "archive_info": {}},
+            ["pi-web-tools[mcp] @ https://example.com/pi_web_tools-0.1.0.tar.gz"],
+        ),
+    ],
+)
+def test_requirement_repeats_the_install_source(direct, expected):
+    """An index install names the distribution; a checkout its path (with -e when editable); a
+    git URL the commit installed; an archive its URL."""
+    assert install.requirement("mcp", direct) == expected
+
+
+@pytest.mark.parametrize(
+    ("origin", "expected"),
+    [
+        ((None, "pip"), "pip install 'pi-web-tools[extract]'"),
+        ((None, "uv"), "uv pip install 'pi-web-tools[extract]'"),
+        (
+            ({"url": "file:///src/my checkout", "dir_info": {"editable": True}}, "pip"),
+            "pip install -e '/src/my checkout[extract]'",
+        ),
+    ],
+)
+def test_install_command_is_shell_quoted_for_the_installer(monkeypatch, origin, expected):
+    """The command uses the installer that installed us (uv or pip) and quotes for a shell."""
+    monkeypatch.setattr(install, "_origin", lambda: origin)
+    monkeypatch.setattr(install, "_environment", lambda prefix: "venv")
+    assert install.install_command("extract") == expected
+
+
+@pytest.mark.parametrize(
+    ("marker", "environment", "expected"),
+    [
+        (
+            "pipx_metadata.json",
+            "pipx",
+            "pipx install --force 'pi-web-tools[mcp] @ git+https://g.example/r@c1'",
+        ),
+        (
+            "uv-receipt.toml",
+            "uv-tool",
+            "uv tool install --force 'pi-web-tools[mcp] @ git+https://g.example/r@c1'",
+        ),
+        (None, "venv", "uv pip install 'pi-web-tools[mcp] @ git+https://g.example/r@c1'"),
+    ],
+)
+def test_install_command_for_pipx_and_uv_tool_environments(
+    tmp_path, monkeypatch, marker, environment, expected
+):
+    """pipx and `uv tool` environments are reinstalled with their own tool (pipx itself may use
+    uv as its installer), with the same source and the extra."""
+    if marker:
+        (tmp_path / marker).write_text("")
+    git = {"url": "https://g.example/r", "vcs_info": {"vcs": "git", "commit_id": "c1"}}
+    monkeypatch.setattr(install, "_origin", lambda: (git, "uv"))
+    monkeypatch.setattr("sys.prefix", str(tmp_path))
+    assert install._environment(str(tmp_path)) == environment
+    assert install.install_command("mcp") == expected
+
+
+def test_install_command_in_a_uvx_environment(monkeypatch):
+    """In uvx's throw-away environment the hint is the uvx command with the extra."""
+    monkeypatch.setattr(install, "_origin", lambda: (None, "uv"))
+    monkeypatch.setattr("sys.prefix", "/home/me/.cache/uv/archive-v0/AbC123")
+    assert install.install_command("mcp") == "uvx --from 'pi-web-tools[mcp]' pi-web"
+
+
+def test_this_install_is_found():
+    """The running test suite's own install (pip, from this checkout) gives a path hint."""
+    install._origin.cache_clear()
+    direct, installer = install._origin()
+    assert installer in ("pip", "uv")
+    if direct is not None:  # installed from a checkout or URL, as the README says
+        assert install.requirement("mcp")[-1].endswith("[mcp]")
