@@ -7,6 +7,8 @@ import every plugin at every start.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .lazy import lazy_names
 
 _HOME = {
@@ -50,6 +52,60 @@ _HOME = {
     "ToolResult": "types",
 }
 
+
+# The lazy names as type checkers see them (tests/test_plugin.py keeps them in step with the map).
+if TYPE_CHECKING:
+    from .hookspecs import (
+        ENTRY_POINT_GROUP,
+        PROJECT,
+        hookimpl,
+        hookspec,
+    )
+    from .host import (
+        CORE_COMMANDS,
+        DuplicateToolError,
+        Host,
+        UnknownToolError,
+        get_plugin_manager,
+    )
+    from .limits import (
+        DEFAULT_MAX_BYTES,
+        DEFAULT_MAX_LINES,
+    )
+    from .sanitize import (
+        clip,
+        strip_control,
+    )
+    from .schema import (
+        SchemaDefinitionError,
+        SchemaError,
+        check_schema,
+        describe,
+        validate,
+    )
+    from .theme import (
+        AnsiTheme,
+        PlainTheme,
+        Theme,
+        default_theme,
+    )
+    from .truncate import (
+        TruncatedOutput,
+        TruncationResult,
+        format_size,
+        spill_output,
+        truncate_head,
+        truncate_output,
+    )
+    from .types import (
+        Command,
+        RenderOptions,
+        TextPart,
+        Tool,
+        ToolContext,
+        ToolError,
+        ToolResult,
+    )
 
 __getattr__, __dir__ = lazy_names(__name__, _HOME)
 

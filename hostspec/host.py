@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import attrs
@@ -13,7 +13,7 @@ import pluggy
 from . import hookspecs
 from .schema import SchemaDefinitionError, SchemaError, check_schema, validate
 from .theme import PlainTheme, Theme
-from .types import Command, RenderOptions, Tool, ToolContext, ToolError, ToolResult
+from .types import Command, RenderOptions, TextPart, Tool, ToolContext, ToolError, ToolResult
 
 __all__ = [
     "CORE_COMMANDS",
@@ -61,7 +61,7 @@ def get_plugin_manager(
     for plugin in plugins:
         pm.register(plugin)
     pm.check_pending()
-    pm.pi_skipped_plugins = tuple(skipped)  # read through skipped_plugins()
+    pm.pi_skipped_plugins = tuple(skipped)  # type: ignore[attr-defined] # skipped_plugins() reads it
     return pm
 
 
@@ -133,7 +133,7 @@ def _load_entry_points(pm: pluggy.PluginManager) -> list[SkippedPlugin]:
     return skipped
 
 
-def _collect(hook: Any, kind: type, duplicate: type, check: Any) -> dict[str, Any]:
+def _collect(hook: Any, kind: type[Any], duplicate: type, check: Any) -> dict[str, Any]:
     """Call every implementation of a ``register_*`` *hook* with a ``register`` function that
     accepts *kind* objects, runs *check(item, plugin)*, refuses a name registered twice (raising
     *duplicate*, naming both plugins) and records the registering plugin's name."""
@@ -187,7 +187,9 @@ def _valid(value: Any) -> Any:
 def _valid_result(result: ToolResult) -> ToolResult:
     """*result* with lone surrogates replaced in its text and details (a no-op copy-free pass
     when there are none)."""
-    parts = [attrs.evolve(part, text=_valid(part.text)) for part in result.content]
+    parts: Sequence[TextPart] = [
+        attrs.evolve(part, text=_valid(part.text)) for part in result.content
+    ]
     if all(new.text is old.text for new, old in zip(parts, result.content, strict=True)):
         parts = result.content
     return ToolResult(content=parts, details=_valid(result.details), is_error=result.is_error)

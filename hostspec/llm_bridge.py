@@ -65,7 +65,7 @@ def _signature(parameters: dict) -> inspect.Signature | None:
         params = []
         for name in sorted(properties, key=lambda n: n not in required):  # required first
             spec = properties[name] if isinstance(properties[name], dict) else {}
-            annotation = _JSON_TYPES.get(spec.get("type"), inspect.Parameter.empty)
+            annotation = _JSON_TYPES.get(str(spec.get("type")), inspect.Parameter.empty)
             default = inspect.Parameter.empty if name in required else None
             params.append(
                 inspect.Parameter(

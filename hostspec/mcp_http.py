@@ -41,7 +41,7 @@ import secrets
 import socket
 import stat
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -105,7 +105,7 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def read_token(options: HttpOptions, environ: dict[str, str] | None = None) -> str | None:
+def read_token(options: HttpOptions, environ: Mapping[str, str] | None = None) -> str | None:
     """The bearer token from ``PI_WEB_MCP_TOKEN`` or ``--token-file``; None when neither is
     set and the address is loopback. Raises :class:`UsageError` otherwise."""
     environ = os.environ if environ is None else environ
@@ -227,7 +227,7 @@ def own_names() -> list[str]:
         names.append(hostname)
         try:
             for *_, address in socket.getaddrinfo(hostname, None):
-                add(address[0])
+                add(str(address[0]))
         except OSError:
             pass
     for ip in _interface_addresses():

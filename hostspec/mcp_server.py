@@ -317,7 +317,7 @@ class _StdinLines:
 async def _serve_stdio(server: Any) -> None:
     from mcp.server.stdio import stdio_server
 
-    async with stdio_server(stdin=_StdinLines()) as (read_stream, write_stream):
+    async with stdio_server(stdin=_StdinLines()) as (read_stream, write_stream):  # type: ignore[arg-type] # an async line source
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 

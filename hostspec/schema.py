@@ -259,14 +259,18 @@ def _combinators(value: Any, schema: dict, path: str, root: Any) -> None:
         problems = [_passes(value, sub, path, root) for sub in schema["anyOf"]]
         if all(problems):
             raise SchemaError(
-                problems[0] if len(problems) == 1 else f"{where}: " + " or ".join(problems)
+                problems[0]
+                if len(problems) == 1
+                else f"{where}: " + " or ".join(map(str, problems))
             )
     if "oneOf" in schema:
         problems = [_passes(value, sub, path, root) for sub in schema["oneOf"]]
         matched = sum(1 for problem in problems if problem is None)
         if matched == 0:
             raise SchemaError(
-                problems[0] if len(problems) == 1 else f"{where}: " + " or ".join(problems)
+                problems[0]
+                if len(problems) == 1
+                else f"{where}: " + " or ".join(map(str, problems))
             )
         if matched > 1:
             raise SchemaError(f"{where}: matches more than one of the allowed forms")

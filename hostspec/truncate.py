@@ -6,6 +6,7 @@ import os
 import stat
 import threading
 import time
+from typing import Any
 
 from attrs import frozen
 
@@ -144,7 +145,7 @@ class TruncatedOutput:
         """Truncation facts for a result's ``details`` (empty when nothing was cut)."""
         if not self.truncation.truncated:
             return {}
-        facts = {"truncation": self.truncation.to_dict()}
+        facts: dict[str, Any] = {"truncation": self.truncation.to_dict()}
         if self.full_output_path:
             facts["fullOutputPath"] = self.full_output_path
         if self.save_error:

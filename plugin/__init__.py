@@ -16,11 +16,16 @@ sees).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pi_hostspec.lazy import lazy_names
 
 from . import api as _api
 from .api.version import __version__
 
 __all__ = ["__version__", *_api.__all__]
+
+if TYPE_CHECKING:  # the same names as type checkers see them
+    from .api import *  # noqa: F403
 
 __getattr__, __dir__ = lazy_names(__name__, dict.fromkeys(_api.__all__, "api"))

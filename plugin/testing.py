@@ -22,6 +22,10 @@ import typing
 from collections.abc import Iterator
 from typing import Any
 
+import attrs
+from pi_hostspec.types import ToolContext
+
+from .api.options import option_key, options_fields, structure_options
 from .api.types import (
     FETCH,
     SEARCH,
@@ -32,9 +36,8 @@ from .api.types import (
     SearchRequest,
     SummarizeRequest,
     check_response,
-    option_key,
-    options_fields,
 )
+from .runtime import cache, config, registry
 
 __all__ = ["call", "check_provider_type", "provider_types", "reset"]
 
@@ -49,8 +52,6 @@ def reset() -> None:
     """Forget the loaded config, open providers, loaded provider types and the open answer cache
     (call it before and after each test that changes the config file, the environment, the
     types or ``XDG_CACHE_HOME``)."""
-    from .runtime import cache, config, registry
-
     config.clear_cache()
     registry.set_provider_types(None)
     cache.close()
@@ -65,8 +66,6 @@ def provider_types(*extra: Any, builtins: bool = True) -> Iterator[dict[str, Pro
     types (entry points) are kept beside them; a type given here replaces an installed one of
     the same name (so a plugin's own tests can pass its type whether it is installed or not).
     """
-    from .runtime import config, registry
-
     plugins = [item for item in extra if not isinstance(item, ProviderType)]
     pm = registry.get_provider_manager(load_entrypoints=builtins, plugins=plugins)
     types = registry.collect_provider_types(pm, raise_for=plugins)
@@ -112,9 +111,6 @@ def check_provider_type(
     named ``<type>-check``. Nothing is sent over the network: use :func:`call` against your
     fake API for that.
     """
-    import attrs
-
-    from .runtime.config import structure_options
 
     problems: list[str] = []
     if not isinstance(provider_type, ProviderType):
@@ -131,7 +127,8 @@ def check_provider_type(
     )
     if errors or warnings:  # the caller's sample options are wrong, not the type
         raise ValueError(
-            "the options given to check_provider_type are invalid: " + "; ".join(errors + warnings)
+            "the options given to check_provider_type are invalid: "
+            + "; ".join([*errors, *map(str, warnings)])
         )
     provider = None
     if built is not None:
@@ -171,8 +168,6 @@ def check_provider_type(
 def call(provider: Any, capability: str, request: Any = None, ctx: Any = None) -> Any:
     """Run *capability* on *provider* (with a sample request when none is given) and check
     that the response has the right type, as the tools do; return the response."""
-    from pi_hostspec.types import ToolContext
-
     request = request if request is not None else _SAMPLES[capability]
     response = getattr(provider, capability)(request, ctx or ToolContext())
     try:

@@ -178,7 +178,7 @@ def test_the_install_section_says_which_python_and_to_make_a_virtualenv():
 def test_security_md_lists_exactly_the_credential_like_parameters():
     """docs/security.md says which parameters keep a URL off the fetch ladder (issue 21,
     Medium 1: "decide the list and document it"): the same names as the code."""
-    from pi_web_tools.runtime.run import CREDENTIAL_NAMES, CREDENTIAL_PARTS
+    from pi_web_tools.runtime.handoff import CREDENTIAL_NAMES, CREDENTIAL_PARTS
 
     text = " ".join((DOCS / "security.md").read_text(encoding="utf-8").split())
     names = text.split("It is credential-like when it is one of", 1)[1]

@@ -46,6 +46,9 @@ PROVIDER_EXCEPTIONS = {
     "pi_web_tools.providers.direct": {"pi_web_tools.pages"},
     "pi_web_tools.providers.browser": {"pi_web_tools.pages"},
 }
+#: The same two fetchers are the named exceptions to "a provider imports only names of the
+#: api face": they drive the transport and the network guard themselves.
+FACE_EXCEPTIONS = {"pi_web_tools.providers.direct", "pi_web_tools.providers.browser"}
 
 
 def _layer(name: str) -> float:
@@ -169,3 +172,55 @@ def test_providers_use_only_the_provider_api_layer():
                 and t not in PROVIDER_EXCEPTIONS.get(name, set())
             ]
             assert other == [], f"{name} imports {other}"
+
+
+def _beside_the_face(name: str, path: Path) -> list[str]:
+    """What module *name* imports from the provider API other than a name of ``api.__all__``
+    through the face (``from ..api import X``, ``from pi_web_tools import X``)."""
+    import pi_web_tools.api as api
+
+    package = name.split(".")[:-1]
+    wrong = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            wrong += [a.name for a in node.names if a.name.startswith("pi_web_tools.api")]
+            continue
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        if node.level:
+            base = package[: len(package) - (node.level - 1)]
+            target = ".".join(base + ([node.module] if node.module else []))
+        else:
+            target = node.module or ""
+        if target in ("pi_web_tools.api", "pi_web_tools"):
+            wrong += [f"{target}.{a.name}" for a in node.names if a.name not in api.__all__]
+        elif target.startswith("pi_web_tools.api."):
+            wrong.append(target)
+    return wrong
+
+
+@pytest.mark.parametrize(
+    "name", sorted(n for n in MODULES if n.startswith("pi_web_tools.providers."))
+)
+def test_providers_import_only_the_names_of_the_api_face(name):
+    """A built-in provider imports from the provider API only names in ``api.__all__``, through
+    the face, as a third party does: never a module of api/ (the transport and the network
+    guard are private by name). direct and browser are the named exceptions."""
+    if name in FACE_EXCEPTIONS:
+        return
+    assert _beside_the_face(name, MODULES[name]) == []
+
+
+def test_the_face_rule_catches_a_provider_that_imports_beside_it(tmp_path):
+    """A planted provider importing the transport module, or a name the face does not export,
+    is caught."""
+    planted = tmp_path / "planted.py"
+    planted.write_text(
+        "from ..api import HttpClient, option\n"
+        "from ..api._http_client import read_body\n"
+        "from pi_web_tools import check_response\n"
+    )
+    assert _beside_the_face("pi_web_tools.providers.planted", planted) == [
+        "pi_web_tools.api._http_client",
+        "pi_web_tools.check_response",
+    ]

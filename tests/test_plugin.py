@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
 
+import pytest
 from pi_hostspec import Host, PlainTheme
+
+from tests.support import ROOT
 
 
 def test_registers_three_tools(host: Host):
@@ -39,3 +43,34 @@ def test_hooks_render_through_the_host(host: Host):
         host.render_call("web_fetch", {"urls": ["https://a/", "https://b/"]}, PlainTheme())
         == "web_fetch 2 URLs"
     )
+
+
+@pytest.mark.parametrize(
+    ("face", "home"),
+    [("plugin/api/__init__.py", "HOME"), ("hostspec/__init__.py", "_HOME")],
+)
+def test_each_lazy_face_shows_type_checkers_exactly_its_names(face, home):
+    """A face's ``if TYPE_CHECKING:`` imports are its lazy map, name for name and module for
+    module, and its literal ``__all__`` lists the same names: a type checker sees real types
+    where a run imports nothing until first use."""
+    tree = ast.parse((ROOT / face).read_text(encoding="utf-8"))
+    lazy, exported, checked = {}, [], {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
+            if node.targets[0].id == home:
+                lazy = ast.literal_eval(node.value)
+            elif node.targets[0].id == "__all__":
+                exported = ast.literal_eval(node.value)
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
+            for child in node.body:
+                assert isinstance(child, ast.ImportFrom) and child.level == 1
+                checked.update({alias.name: child.module for alias in child.names})
+    assert checked == lazy
+    assert sorted(exported) == sorted(lazy)
+
+
+def test_the_package_face_shows_the_api_names_to_type_checkers():
+    """``pi_web_tools`` re-exports the API face under TYPE_CHECKING too (a star import of a
+    module whose ``__all__`` is a literal)."""
+    text = (ROOT / "plugin" / "__init__.py").read_text(encoding="utf-8")
+    assert "if TYPE_CHECKING:" in text and "from .api import *" in text

@@ -2,40 +2,39 @@
 
 ``pi_web_tools`` re-exports exactly these names (``from pi_web_tools import ProviderType, ...``).
 Names load on first access (PEP 562), so a host that imports the plugin pays for none of them;
-the modules behind them are this folder's: ``types`` (capabilities, options, requests, responses,
-:class:`ProviderType`), ``errors``, ``http_client`` (:class:`HttpClient`), ``retry``,
-``redaction``, ``html_text`` and ``hookspecs``; ``_netguard`` (the network guard) is
-private: only the fetchers on this machine (``direct``, ``browser``) and the runtime use it.
+the modules behind them are this folder's: ``types`` (capabilities, requests, responses,
+:class:`ProviderType`), ``options`` (the option language), ``errors``, ``retry``,
+``redaction`` and ``hookspecs``. ``_http_client`` (the one HTTP path; :class:`HttpClient` and
+``run_interruptible`` are exported from it) and ``_netguard`` (the network guard) are private:
+only the fetchers on this machine (``direct``, ``browser``) and the runtime import them. A
+provider imports names of this list only, through this face (tests/test_layering.py checks).
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from pi_hostspec.lazy import lazy_names
 
 #: Each public name and the module of this folder that defines it.
 HOME = {
     "hookimpl": "hookspecs",
-    "CAPABILITIES": "types",
     "DATE_FILTERS": "types",
     "DOMAIN_FILTERS": "types",
     "DEFAULT_TEXT_MAX_CHARACTERS": "types",
-    "FETCH": "types",
-    "SEARCH": "types",
-    "SEARCH_FILTERS": "types",
-    "SUMMARIZE": "types",
     "ApiKey": "types",
-    "ApiOptions": "types",
+    "ApiOptions": "options",
     "Fetch": "types",
     "FetchProvider": "types",
     "Search": "types",
     "SearchProvider": "types",
     "Summarize": "types",
     "SummarizeProvider": "types",
-    "CommonOptions": "types",
+    "CommonOptions": "options",
     "FetchRequest": "types",
     "FetchResponse": "types",
     "FetchedPage": "types",
-    "OptionValueError": "types",
+    "OptionValueError": "options",
     "Provider": "types",
     "ProviderConfig": "types",
     "ProviderType": "types",
@@ -44,28 +43,120 @@ HOME = {
     "SearchResponse": "types",
     "SummarizeRequest": "types",
     "SummaryResponse": "types",
-    "at_least": "types",
-    "between": "types",
-    "check_response": "types",
-    "http_url": "types",
+    "at_least": "options",
+    "between": "options",
+    "http_url": "options",
     "list_field": "types",
     "number_field": "types",
     "one_line": "types",
-    "one_of": "types",
-    "option": "types",
-    "option_key": "types",
-    "options_fields": "types",
-    "positive": "types",
+    "one_of": "options",
+    "option": "options",
+    "positive": "options",
     "text_field": "types",
     "url_key": "types",
-    "html_to_text": "html_text",
-    "ConfigError": "errors",
     "ProviderError": "errors",
-    "HttpClient": "http_client",
-    "run_interruptible": "http_client",
+    "HttpClient": "_http_client",
+    "run_interruptible": "_http_client",
     "RetryPolicy": "retry",
 }
 
-__all__ = sorted(HOME)
+#: The names of HOME (a literal, for linters and type checkers; a test keeps it in step).
+__all__ = [
+    "ApiKey",
+    "ApiOptions",
+    "CommonOptions",
+    "DATE_FILTERS",
+    "DEFAULT_TEXT_MAX_CHARACTERS",
+    "DOMAIN_FILTERS",
+    "Fetch",
+    "FetchProvider",
+    "FetchRequest",
+    "FetchResponse",
+    "FetchedPage",
+    "HttpClient",
+    "OptionValueError",
+    "Provider",
+    "ProviderConfig",
+    "ProviderError",
+    "ProviderType",
+    "RetryPolicy",
+    "Search",
+    "SearchHit",
+    "SearchProvider",
+    "SearchRequest",
+    "SearchResponse",
+    "Summarize",
+    "SummarizeProvider",
+    "SummarizeRequest",
+    "SummaryResponse",
+    "at_least",
+    "between",
+    "hookimpl",
+    "http_url",
+    "list_field",
+    "number_field",
+    "one_line",
+    "one_of",
+    "option",
+    "positive",
+    "run_interruptible",
+    "text_field",
+    "url_key",
+]
+
+# The lazy names as type checkers see them (tests/test_plugin.py keeps them in step with the map).
+if TYPE_CHECKING:
+    from ._http_client import (
+        HttpClient,
+        run_interruptible,
+    )
+    from .errors import (
+        ProviderError,
+    )
+    from .hookspecs import (
+        hookimpl,
+    )
+    from .options import (
+        ApiOptions,
+        CommonOptions,
+        OptionValueError,
+        at_least,
+        between,
+        http_url,
+        one_of,
+        option,
+        positive,
+    )
+    from .retry import (
+        RetryPolicy,
+    )
+    from .types import (
+        DATE_FILTERS,
+        DEFAULT_TEXT_MAX_CHARACTERS,
+        DOMAIN_FILTERS,
+        ApiKey,
+        Fetch,
+        FetchedPage,
+        FetchProvider,
+        FetchRequest,
+        FetchResponse,
+        Provider,
+        ProviderConfig,
+        ProviderType,
+        Search,
+        SearchHit,
+        SearchProvider,
+        SearchRequest,
+        SearchResponse,
+        Summarize,
+        SummarizeProvider,
+        SummarizeRequest,
+        SummaryResponse,
+        list_field,
+        number_field,
+        one_line,
+        text_field,
+        url_key,
+    )
 
 __getattr__, __dir__ = lazy_names(__name__, HOME)

@@ -14,6 +14,9 @@ import socket
 from typing import Any
 
 import requests
+import urllib3
+from urllib3.connection import HTTPConnection, HTTPSConnection
+from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
 __all__ = [
     "ALLOW_HINT",
@@ -95,7 +98,7 @@ def literal_address(host: str) -> IPAddress | None:
 def resolve_host(host: str, port: int) -> list[str]:
     """Every address *host* resolves to (raises ``socket.gaierror`` when it does not resolve)."""
     infos = socket.getaddrinfo(host, port, proto=socket.IPPROTO_TCP)
-    return [info[4][0] for info in infos]
+    return [str(info[4][0]) for info in infos]
 
 
 def describe_host(host: str, port: int, *, resolve: bool = True) -> str | None:
@@ -145,12 +148,10 @@ def request_target(url: str) -> tuple[str, str, int]:
 
     Raises ``ValueError`` when requests would refuse the URL.
     """
-    import urllib3
-
     prepared = requests.PreparedRequest()
     try:
         prepared.prepare_url(url, None)
-        parts = urllib3.util.parse_url(prepared.url)
+        parts = urllib3.util.parse_url(prepared.url or "")
     except (
         requests.exceptions.RequestException,
         urllib3.exceptions.HTTPError,
@@ -182,8 +183,6 @@ def _check_peer(sock: socket.socket, host: str) -> None:
 
 def guarded_adapter(**kwargs: Any) -> requests.adapters.HTTPAdapter:
     """An adapter whose direct (non-proxy) connections pass :func:`_check_peer` on connect."""
-    from urllib3.connection import HTTPConnection, HTTPSConnection
-    from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
     class GuardedHTTPConnection(HTTPConnection):
         def _new_conn(self) -> socket.socket:

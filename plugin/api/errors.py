@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-__all__ = ["ConfigError", "InputError", "ProviderError", "WebToolsError"]
+__all__ = [
+    "ConfigError",
+    "InputError",
+    "ProviderContractError",
+    "ProviderError",
+    "WebToolsError",
+]
 
 
 class WebToolsError(Exception):
@@ -39,11 +45,17 @@ class ProviderError(WebToolsError):
     def __str__(self) -> str:
         return self.message
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, str | int]:
         """The error's facts for ``details`` (never a key: messages are redacted at source)."""
-        facts = {"message": self.message}
+        facts: dict[str, str | int] = {"message": self.message}
         if self.status is not None:
             facts["status"] = self.status
         if self.code is not None:
             facts["code"] = self.code
         return facts
+
+
+class ProviderContractError(ProviderError, TypeError):
+    """A provider returned something its capability does not (a plugin bug): the message names
+    the provider, what it returned and what was expected. A ``TypeError`` too, as the check
+    that raises it always was."""

@@ -14,6 +14,8 @@ import threading
 from collections.abc import Iterable
 from typing import Any
 
+from pi_hostspec.sanitize import map_strings
+
 __all__ = [
     "LOGGING_LIBRARIES",
     "MIN_SECRET_LENGTH",
@@ -78,8 +80,6 @@ def redact_secrets(text: str) -> str:
 def redact_value(value: Any, extra: Iterable[str | None] = ()) -> Any:
     """*value* (a string, JSON-like data or an attrs instance) with every known key, and every
     one of *extra*, replaced by ``***`` in each of its strings (dict keys included)."""
-    from pi_hostspec.sanitize import map_strings
-
     secrets = tuple(extra) + known_secrets()
     if not any(secrets):
         return value

@@ -21,6 +21,10 @@ import attrs
 from attrs import field, frozen
 
 from .defaults import DEFAULT_TEXT_MAX_CHARACTERS
+from .errors import ProviderContractError
+from .options import (
+    CommonOptions,
+)
 
 __all__ = [
     "CAPABILITIES",
@@ -31,15 +35,12 @@ __all__ = [
     "SEARCH",
     "SEARCH_FILTERS",
     "SUMMARIZE",
-    "ApiOptions",
-    "CommonOptions",
     "FetchRequest",
     "FetchResponse",
     "FetchedPage",
     "ApiKey",
     "Fetch",
     "FetchProvider",
-    "OptionValueError",
     "Provider",
     "ProviderConfig",
     "ProviderType",
@@ -52,19 +53,11 @@ __all__ = [
     "SearchResponse",
     "SummarizeRequest",
     "SummaryResponse",
-    "at_least",
-    "between",
     "check_response",
-    "http_url",
     "list_field",
     "number_field",
     "one_line",
     "text_field",
-    "one_of",
-    "option",
-    "option_key",
-    "options_fields",
-    "positive",
     "url_key",
 ]
 
@@ -83,106 +76,6 @@ SEARCH_FILTERS = (
     "end_published_date",
     "category",
 )
-
-
-# --- options ----------------------------------------------------------------------------------
-
-
-class OptionValueError(ValueError):
-    """A provider option's value is out of range; the message says what is allowed."""
-
-
-def option(default: Any = None, *, validator: Any = None, key: str | None = None) -> Any:
-    """Declare one provider option: an attrs field whose JSON key is the attribute name in
-    camelCase (``timeout_seconds`` -> ``timeoutSeconds``) unless *key* says otherwise.
-
-    The type comes from the annotation (``str``, ``int``, ``float``, ``bool``, ``list[str]``,
-    ``Literal[...]``, each optionally ``| None``); *validator* is an attrs validator, such as
-    :func:`between` or :func:`one_of`, checked when the config is read.
-    """
-    metadata = {"option": True}
-    if key is not None:
-        metadata["key"] = key
-    return field(default=default, validator=validator, metadata=metadata)
-
-
-def option_key(attribute: attrs.Attribute) -> str:
-    """The JSON key of an option attribute."""
-    if "key" in attribute.metadata:
-        return attribute.metadata["key"]
-    head, *rest = attribute.name.split("_")
-    return head + "".join(word.capitalize() for word in rest)
-
-
-def options_fields(cls: type) -> list[attrs.Attribute]:
-    """The declared options of an options class."""
-    return [f for f in attrs.fields(cls) if f.metadata.get("option")]
-
-
-def _check(predicate: Callable[[Any], bool], message: str) -> Callable[[Any, Any, Any], None]:
-    def validate(_instance: Any, _attribute: Any, value: Any) -> None:
-        if value is not None and not predicate(value):
-            raise OptionValueError(message)
-
-    validate.__doc__ = message
-    return validate
-
-
-def between(low: float, high: float) -> Callable[[Any, Any, Any], None]:
-    """Validator: the value lies in ``low..high``."""
-    return _check(lambda v: low <= v <= high, f"must be between {low} and {high}")
-
-
-def at_least(low: float) -> Callable[[Any, Any, Any], None]:
-    """Validator: the value is *low* or more."""
-    return _check(lambda v: v >= low, f"must be at least {low}")
-
-
-def positive() -> Callable[[Any, Any, Any], None]:
-    """Validator: the value is greater than 0."""
-    return _check(lambda v: v > 0, "must be greater than 0")
-
-
-def one_of(*values: Any) -> Callable[[Any, Any, Any], None]:
-    """Validator: the value is one of *values*."""
-    listed = ", ".join(f'"{v}"' if isinstance(v, str) else repr(v) for v in values)
-    return _check(lambda v: v in values, f"must be one of {listed}")
-
-
-def _is_http_url(value: str) -> bool:
-    from urllib.parse import urlsplit
-
-    try:
-        parts = urlsplit(value)
-        return parts.scheme in ("http", "https") and bool(parts.hostname)
-    except ValueError:
-        return False
-
-
-def http_url() -> Callable[[Any, Any, Any], None]:
-    """Validator: the value is an absolute http or https URL."""
-    return _check(_is_http_url, "must be an absolute http or https URL")
-
-
-@frozen(kw_only=True)
-class CommonOptions:
-    """Options every provider understands."""
-
-    timeout_seconds: float | None = option(None, validator=positive())
-
-
-@frozen(kw_only=True)
-class ApiOptions(CommonOptions):
-    """Options of a provider that calls an API: ``baseUrl`` for proxies, gateways and tests.
-
-    ``allowPrivateNetwork`` (fetchers only): ``web_fetch`` may hand this provider URLs whose host
-    is private, loopback, link-local, a cloud metadata address or a single-label name. Off,
-    such a URL is refused before it leaves the machine (an intranet address means nothing to a
-    service on the internet, and its name and query would reach a third party).
-    """
-
-    base_url: str | None = option(None, validator=http_url())
-    allow_private_network: bool = option(False)
 
 
 # --- configuration handed to a factory --------------------------------------------------------
@@ -342,7 +235,7 @@ class Provider(Protocol):
     pooled connections (called when the config entry changes).
 
     Every method gets the call's :class:`~pi_hostspec.ToolContext` as *ctx*: pass it to
-    :meth:`HttpClient.request_json <pi_web_tools.api.http_client.HttpClient.request_json>`
+    :meth:`HttpClient.request_json <pi_web_tools.api._http_client.HttpClient.request_json>`
     (which stops when the call is cancelled), or check ``ctx.cancelled`` between steps of your
     own. Raise :class:`~pi_web_tools.api.errors.ProviderError` with a one-line message on
     failure.
@@ -484,7 +377,7 @@ class ProviderType:
     """
 
     name: str = field(validator=attrs.validators.matches_re(r"^[a-z][a-z0-9_-]{0,39}$"))
-    factory: Callable[[ProviderConfig], Any] = field(repr=False)
+    factory: Callable[[ProviderConfig], Provider] = field(repr=False)
     label: str = ""
     options_class: type = CommonOptions
     search: Search | None = None
@@ -632,22 +525,30 @@ def url_key(url: str) -> str:
 
 
 def check_response(provider: str, capability: str, value: Any) -> Any:
-    """*value* when it is the response type of *capability*; else a ``TypeError`` naming the
-    provider, what it returned and what was expected (a plugin bug, shown as a clean error)."""
+    """*value* when it is the response type of *capability*; else a
+    :class:`~pi_web_tools.api.errors.ProviderContractError` naming the provider, what it
+    returned and what was expected (a plugin bug, shown as a clean error)."""
     expected = _RESPONSES[capability]
     if isinstance(value, expected):
-        if capability == FETCH and not all(isinstance(p, FetchedPage) for p in value.pages):
-            raise TypeError(
+        if isinstance(value, FetchResponse) and not all(
+            isinstance(p, FetchedPage) for p in value.pages
+        ):
+            raise ProviderContractError(
                 f"provider {provider!r} returned a FetchResponse whose pages are not all "
-                "FetchedPage objects"
+                "FetchedPage objects",
+                provider=provider,
             )
-        if capability == SEARCH and not all(isinstance(h, SearchHit) for h in value.hits):
-            raise TypeError(
+        if isinstance(value, SearchResponse) and not all(
+            isinstance(h, SearchHit) for h in value.hits
+        ):
+            raise ProviderContractError(
                 f"provider {provider!r} returned a SearchResponse whose hits are not all "
-                "SearchHit objects"
+                "SearchHit objects",
+                provider=provider,
             )
         return value
-    raise TypeError(
+    raise ProviderContractError(
         f"provider {provider!r} returned {type(value).__name__} from {capability}, "
-        f"expected {expected.__name__}"
+        f"expected {expected.__name__}",
+        provider=provider,
     )

@@ -10,19 +10,20 @@ from typing import Any
 
 from attrs import frozen
 
-from ..api.hookspecs import hookimpl
-from ..api.http_client import HttpClient
-from ..api.types import (
+from ..api import (
     DATE_FILTERS,
     DOMAIN_FILTERS,
     ApiKey,
     ApiOptions,
+    HttpClient,
+    ProviderConfig,
     ProviderType,
     Search,
     SearchHit,
     SearchRequest,
     SearchResponse,
     between,
+    hookimpl,
     one_line,
     one_of,
     option,
@@ -256,7 +257,7 @@ class BraveProvider:
         return SearchResponse(hits=tuple(hits[:count]), notices=tuple(notices))
 
 
-def _create(config: Any) -> BraveProvider:
+def _create(config: ProviderConfig) -> BraveProvider:
     return BraveProvider(config.name, config.api_key, config.options or BraveOptions())
 
 

@@ -35,16 +35,17 @@ from typing import Any
 
 import attrs
 
-from ..api.errors import ProviderError
-from ..api.hookspecs import hookimpl
-from ..api.types import (
+from ..api import (
     CommonOptions,
     Fetch,
     FetchedPage,
     FetchRequest,
     FetchResponse,
+    ProviderConfig,
+    ProviderError,
     ProviderType,
     between,
+    hookimpl,
     option,
 )
 
@@ -311,7 +312,7 @@ class BrowserProvider:
         self.name = name
         self.options = options
         self.timeout = options.timeout_seconds or 30.0
-        from ..api.http_client import LazySession
+        from ..api._http_client import LazySession
 
         self._session = LazySession(self._new_session)
 
@@ -321,7 +322,7 @@ class BrowserProvider:
         return self._session.get()
 
     def _new_session(self) -> Any:
-        from ..api.http_client import new_session
+        from ..api._http_client import new_session
         from ..api._netguard import guarded_adapter
 
         adapter = None if self.options.allow_private_network else guarded_adapter()
@@ -417,7 +418,7 @@ class BrowserProvider:
     async def _render(
         self, context: Any, url: str, deadline: float, redirects: dict[Any, str]
     ) -> dict:
-        from ..api.http_client import MAX_REDIRECTS
+        from ..api._http_client import MAX_REDIRECTS
 
         page = await context.new_page()
         found: dict = {}
@@ -529,7 +530,7 @@ class BrowserProvider:
 
         import requests
 
-        from ..api.http_client import MAX_REDIRECTS, read_body, socket_timeouts
+        from ..api._http_client import MAX_REDIRECTS, read_body, socket_timeouts
 
         sent = {
             k: v
@@ -719,7 +720,7 @@ def _navigation_error(exc: BaseException, timeout: float) -> str:
     return f"the page could not be rendered ({_one_line(exc)})"
 
 
-def _create(config: Any) -> BrowserProvider:
+def _create(config: ProviderConfig) -> BrowserProvider:
     return BrowserProvider(config.name, config.options or BrowserOptions())
 
 

@@ -17,20 +17,22 @@ from typing import Any
 
 from attrs import frozen
 
-from ..api.errors import ProviderError
-from ..api.hookspecs import hookimpl
-from ..api.http_client import run_interruptible
-from ..api.types import (
+from ..api import (
     DOMAIN_FILTERS,
     CommonOptions,
+    ProviderConfig,
+    ProviderError,
     ProviderType,
     Search,
     SearchHit,
     SearchRequest,
     SearchResponse,
     between,
+    hookimpl,
+    one_line,
     one_of,
     option,
+    run_interruptible,
 )
 
 __all__ = ["DEFAULT_BACKENDS", "DdgsOptions", "DdgsProvider", "INSTALL"]
@@ -90,14 +92,10 @@ def _library() -> tuple[Any, Any, Any]:
 
 
 def _one_line(text: Any, limit: int = 160) -> str:
-    """The first line of *text*, shortened (a library message may hold a whole traceback)."""
-    from ..api.redaction import (
-        redact_secrets,
-    )  # before the cut: a key cut in two would show in part
-
-    lines = redact_secrets(str(text)).strip().splitlines()
-    text = " ".join(lines[0].split()) if lines else ""
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    """The first line of *text*, shortened (a library message may hold a whole traceback);
+    keys are redacted before the cut (:func:`one_line`)."""
+    lines = str(text).strip().splitlines()
+    return one_line(lines[0] if lines else "", limit)
 
 
 def _blocked(exc: BaseException, exceptions: Any) -> bool:
@@ -241,7 +239,7 @@ class DdgsProvider:
         return tuple(hits[:limit])
 
 
-def _create(config: Any) -> DdgsProvider:
+def _create(config: ProviderConfig) -> DdgsProvider:
     return DdgsProvider(config.name, config.options or DdgsOptions())
 
 

@@ -19,15 +19,26 @@ import requests
 from attrs import frozen
 from pi_hostspec.truncate import format_size
 
-from ..api import retry as retry_module
-from ..api.hookspecs import hookimpl
-from ..api.http_client import (
+from ..api import (
+    CommonOptions,
+    Fetch,
+    FetchedPage,
+    FetchRequest,
+    FetchResponse,
+    ProviderConfig,
+    ProviderType,
+    RetryPolicy,
+    at_least,
+    hookimpl,
+    option,
+    run_interruptible,
+)
+from ..api._http_client import (
     LazySession,
     is_retryable,
     network_error_message,
     new_session,
     read_body,
-    run_interruptible,
     send,
     socket_timeouts,
 )
@@ -38,17 +49,7 @@ from ..api._netguard import (
     is_proxied,
     request_target,
 )
-from ..api.retry import Retryable, RetryPolicy, with_retries
-from ..api.types import (
-    CommonOptions,
-    Fetch,
-    FetchedPage,
-    FetchRequest,
-    FetchResponse,
-    ProviderType,
-    at_least,
-    option,
-)
+from ..api.retry import DEFAULT_RETRY, Retryable, with_retries
 
 __all__ = ["DirectOptions", "DirectProvider"]
 
@@ -107,7 +108,7 @@ class DirectProvider:
     @property
     def policy(self) -> RetryPolicy:
         """The retry policy in force: this provider's, else the default."""
-        return self.retry if self.retry is not None else retry_module.DEFAULT_RETRY
+        return self.retry if self.retry is not None else DEFAULT_RETRY
 
     def close(self) -> None:
         """Close the session and its pooled connections (a new one opens on next use)."""
@@ -360,7 +361,7 @@ class DirectProvider:
         )
 
 
-def _create(config: Any) -> DirectProvider:
+def _create(config: ProviderConfig) -> DirectProvider:
     return DirectProvider(config.name, config.options or DirectOptions())
 
 

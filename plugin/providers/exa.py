@@ -12,9 +12,7 @@ from typing import Any
 import attrs
 from attrs import frozen
 
-from ..api.hookspecs import hookimpl
-from ..api.http_client import HttpClient
-from ..api.types import (
+from ..api import (
     DATE_FILTERS,
     DOMAIN_FILTERS,
     ApiKey,
@@ -23,6 +21,8 @@ from ..api.types import (
     FetchedPage,
     FetchRequest,
     FetchResponse,
+    HttpClient,
+    ProviderConfig,
     ProviderType,
     Search,
     SearchHit,
@@ -33,6 +33,7 @@ from ..api.types import (
     SummaryResponse,
     at_least,
     between,
+    hookimpl,
     list_field,
     number_field,
     one_line,
@@ -357,7 +358,7 @@ class ExaProvider:
         return FetchedPage(url=url, ok=False, error=message, code=tag, status=code)
 
 
-def _create(config: Any) -> ExaProvider:
+def _create(config: ProviderConfig) -> ExaProvider:
     return ExaProvider(config.name, config.api_key, config.options or ExaOptions())
 
 

@@ -23,10 +23,7 @@ from urllib.parse import urlsplit
 
 from attrs import frozen
 
-from ..api.errors import ProviderError
-from ..api.hookspecs import hookimpl
-from ..api.http_client import HttpClient
-from ..api.types import (
+from ..api import (
     DATE_FILTERS,
     DOMAIN_FILTERS,
     ApiKey,
@@ -35,6 +32,9 @@ from ..api.types import (
     FetchedPage,
     FetchRequest,
     FetchResponse,
+    HttpClient,
+    ProviderConfig,
+    ProviderError,
     ProviderType,
     Search,
     SearchHit,
@@ -44,6 +44,7 @@ from ..api.types import (
     SummarizeRequest,
     SummaryResponse,
     between,
+    hookimpl,
     list_field,
     one_of,
     option,
@@ -534,7 +535,7 @@ class KagiProvider:
         return SummaryResponse(output=output, tokens=tokens, balance=_balance(result))
 
 
-def _create(config: Any) -> KagiProvider:
+def _create(config: ProviderConfig) -> KagiProvider:
     return KagiProvider(config.name, config.api_key, config.options or KagiOptions())
 
 

@@ -8,10 +8,7 @@ from typing import Any
 
 from attrs import frozen
 
-from ..api.errors import ProviderError
-from ..api.hookspecs import hookimpl
-from ..api.http_client import HttpClient
-from ..api.types import (
+from ..api import (
     DATE_FILTERS,
     DEFAULT_TEXT_MAX_CHARACTERS,
     DOMAIN_FILTERS,
@@ -21,6 +18,9 @@ from ..api.types import (
     FetchedPage,
     FetchRequest,
     FetchResponse,
+    HttpClient,
+    ProviderConfig,
+    ProviderError,
     ProviderType,
     Search,
     SearchHit,
@@ -28,6 +28,7 @@ from ..api.types import (
     SearchResponse,
     at_least,
     between,
+    hookimpl,
     number_field,
     one_line,
     one_of,
@@ -239,7 +240,7 @@ class TavilyProvider:
         )
 
 
-def _create(config: Any) -> TavilyProvider:
+def _create(config: ProviderConfig) -> TavilyProvider:
     return TavilyProvider(config.name, config.api_key, config.options or TavilyOptions())
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import sqlite3
 import stat
 import threading
@@ -117,19 +118,39 @@ def cache_directory() -> Path:
 _lock = threading.Lock()
 _store: Any = None
 _store_key: tuple | None = None
-_notices: list[str] = []
+#: What the cache had to do this process: (whether it is about a damaged database, the text).
+_notices: list[tuple[bool, str]] = []
 
 
 def notices() -> list[str]:
     """What the cache had to do about its folder or database this process (files moved aside,
     a damaged database), for the tools' ``details.warnings`` and ``pi-web cache``."""
     with _lock:
-        return list(_notices)
+        return [text for _, text in _notices]
 
 
-def _notice(message: str) -> None:
-    if message not in _notices:
-        _notices.append(message)
+def _notice(message: str, *, damaged: bool = False) -> None:
+    if (damaged, message) not in _notices:
+        _notices.append((damaged, message))
+
+
+#: SQLite's result codes for a database another connection holds (SQLITE_BUSY, SQLITE_LOCKED).
+_BUSY, _LOCKED = 5, 6
+
+
+def _sqlite_code(exc: sqlite3.Error) -> int | None:
+    """The primary SQLite result code of *exc* (Python 3.11+), or ``None``."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return code & 0xFF if isinstance(code, int) else None
+
+
+def _database_busy(exc: sqlite3.Error, *, or_locked: bool = False) -> bool:
+    """Whether another connection holds the database (SQLITE_BUSY; with *or_locked*,
+    SQLITE_LOCKED too). Python 3.10 gives no result code: SQLite's own message says it."""
+    code = _sqlite_code(exc)
+    if code is None:  # Python 3.10
+        return str(exc) == "database is locked" or (or_locked and "locked" in str(exc))
+    return code == _BUSY or (or_locked and code == _LOCKED)
 
 
 def _private_directory(path: Path) -> None:
@@ -230,7 +251,7 @@ def _store_class() -> tuple[type, type]:
                     try:
                         return sql(statement, *args, **kwargs)
                     except sqlite3.OperationalError as exc:
-                        if str(exc) != "database is locked" or time.monotonic() > deadline:
+                        if not _database_busy(exc) or time.monotonic() > deadline:
                             raise
                         time.sleep(0.005)
 
@@ -275,7 +296,7 @@ def _open(settings: CacheSettings, wait: float = LOCK_TIMEOUT_SECONDS) -> Any:
             raise
         except sqlite3.DatabaseError as exc:  # "file is not a database", "malformed"
             damaged = _damaged(exc, directory)
-            _notice(f"cache: {damaged}")
+            _notice(f"cache: {damaged}", damaged=True)
             raise damaged from None
         finally:
             os.umask(old_umask)
@@ -332,7 +353,7 @@ def _is_busy(exc: BaseException) -> bool:
     import diskcache
 
     return isinstance(exc, diskcache.Timeout) or (
-        isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc)
+        isinstance(exc, sqlite3.OperationalError) and _database_busy(exc, or_locked=True)
     )
 
 
@@ -423,14 +444,12 @@ def clear(settings: CacheSettings) -> int:
             except FileNotFoundError:
                 pass
         with _lock:
-            _notices[:] = [n for n in _notices if "damaged" not in n]
+            _notices[:] = [(damaged, text) for damaged, text in _notices if not damaged]
         _open(settings)
     for name in _put_aside(directory):
         try:
             (directory / name).unlink()
         except IsADirectoryError:
-            import shutil
-
             shutil.rmtree(directory / name, ignore_errors=True)
         except OSError:
             pass

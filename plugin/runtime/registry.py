@@ -9,23 +9,32 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable
-from typing import Any
+from importlib.metadata import entry_points
+from pathlib import Path
+from typing import Any, Literal, overload
 
 import pluggy
 from attrs import evolve, frozen
 from pi_hostspec.host import UNKNOWN_DISTRIBUTION, SkippedPlugin, distribution_of
+from pi_hostspec.types import ToolContext
 
 from ..api import hookspecs, redaction
 from ..api.errors import ConfigError, ProviderError
-from ..api.types import ProviderConfig, ProviderType, check_response
-from .config import (
-    Config,
-    config_path,
-    env_provider,
-    example_config,
-    load_config,
-    other_files_hint,
+from ..api.options import Kind
+from ..api.types import (
+    FetchRequest,
+    FetchResponse,
+    Provider,
+    ProviderConfig,
+    ProviderType,
+    SearchRequest,
+    SearchResponse,
+    SummarizeRequest,
+    SummaryResponse,
+    check_response,
 )
+from .config import config_path, load_config, other_files_hint
+from .config_shapes import Config, InvalidConfig, env_provider, example_config
 
 __all__ = [
     "Selection",
@@ -41,6 +50,10 @@ __all__ = [
     "resolve_provider",
     "set_provider_types",
 ]
+
+#: A request to a provider, and its answer.
+Request = SearchRequest | FetchRequest | SummarizeRequest
+Response = SearchResponse | FetchResponse | SummaryResponse
 
 _TOOL_WORDS = {"search": "web search", "fetch": "web fetch", "summarize": "summarize"}
 
@@ -94,8 +107,6 @@ def get_provider_manager(
     (built-in types included) and any extra *plugins*. An entry point that cannot be imported,
     or whose hook is not marked with ``pi_web_tools.hookimpl``, is skipped and remembered
     (:func:`plugin_problems`): one broken plugin never takes the others down."""
-    from importlib.metadata import entry_points
-
     pm = pluggy.PluginManager(hookspecs.PROJECT)
     pm.add_hookspecs(hookspecs)
     problems = []
@@ -123,8 +134,6 @@ def get_provider_manager(
 
 def _plugin_distribution(plugin_name: str) -> str:
     """The distribution that declares the provider entry point *plugin_name*."""
-    from importlib.metadata import entry_points
-
     for point in entry_points(group=hookspecs.ENTRY_POINT_GROUP):
         if point.name == plugin_name:
             return distribution_of(point)
@@ -160,7 +169,11 @@ def collect_provider_types(
         plugin_name = impl.plugin_name
         mine: dict[str, ProviderType] = {}
 
-        def register(provider_type: ProviderType, _plugin: str = plugin_name) -> None:
+        def register(
+            provider_type: ProviderType,
+            _plugin: str = plugin_name,
+            mine: dict[str, ProviderType] = mine,
+        ) -> None:
             if not isinstance(provider_type, ProviderType):
                 raise _Refused(
                     f"{_plugin} registered {type(provider_type).__name__}, not a ProviderType"
@@ -229,10 +242,10 @@ def set_provider_types(types: dict[str, ProviderType] | None) -> None:
 
 
 _instances_lock = threading.Lock()
-_instances: dict[str, tuple[tuple, Any]] = {}
+_instances: dict[str, tuple[tuple, Provider]] = {}
 
 
-def _close(provider: Any) -> None:
+def _close(provider: Provider) -> None:
     close = getattr(provider, "close", None)
     if close is not None:
         try:
@@ -250,7 +263,7 @@ def close_providers() -> None:
         _close(provider)
 
 
-def get_provider(config: ProviderConfig, provider_type: ProviderType) -> Any:
+def get_provider(config: ProviderConfig, provider_type: ProviderType) -> Provider:
     """The provider object for *config*, reused while its entry is unchanged (warm sessions).
 
     One provider is kept per name: when the entry changes (a config edit), the old provider is
@@ -270,7 +283,7 @@ def get_provider(config: ProviderConfig, provider_type: ProviderType) -> Any:
     return provider
 
 
-def current_config(path: Any = None) -> Config:
+def current_config(path: Path | None = None) -> Config:
     """The config as the tools see it now (read with the registered provider types)."""
     return load_config(provider_types(), path)
 
@@ -288,16 +301,31 @@ def load_secrets() -> None:
 class Selection:
     """The provider chosen for a call: its object, its config entry, its type, the config."""
 
-    provider: Any
+    provider: Provider
     entry: ProviderConfig
     type: ProviderType
     config: Config
 
-    def call(self, capability: str, request: Any, ctx: Any) -> Any:
+    @overload
+    def call(
+        self, capability: Literal["search"], request: SearchRequest, ctx: ToolContext | None
+    ) -> SearchResponse: ...
+    @overload
+    def call(
+        self, capability: Literal["fetch"], request: FetchRequest, ctx: ToolContext | None
+    ) -> FetchResponse: ...
+    @overload
+    def call(
+        self, capability: Literal["summarize"], request: SummarizeRequest, ctx: ToolContext | None
+    ) -> SummaryResponse: ...
+    @overload
+    def call(self, capability: str, request: Request, ctx: ToolContext | None) -> Response: ...
+
+    def call(self, capability: str, request: Request, ctx: ToolContext | None) -> Response:
         """Run *capability* on the provider, check what it returns, and remove every known key
         from the answer and from a failure's message: the one place where provider text enters
         the product, before anything windows, budgets, caches, titles or logs it. A provider
-        that returns the wrong thing is a :class:`ProviderError` naming it."""
+        that returns the wrong thing is a :class:`ProviderContractError` naming it."""
         method = getattr(self.provider, capability, None)
         if not callable(method):
             raise ProviderError(
@@ -307,21 +335,18 @@ class Selection:
             )
         try:
             answer = check_response(self.entry.name, capability, method(request, ctx))
-        except TypeError as exc:
-            if "returned" not in str(exc):
-                raise
-            raise ProviderError(str(exc), provider=self.entry.name) from None
-        except ProviderError as exc:
+        except ProviderError as exc:  # a failure, or a contract breach (ProviderContractError)
             exc.message = redaction.redact_secrets(exc.message)
             exc.args = (exc.message,)
             raise
-        return redaction.redact_value(answer)
+        redacted: Response = redaction.redact_value(answer)
+        return redacted
 
 
 def _ignored(exc: ConfigError) -> Config:
     """An empty config standing for an invalid file that a keyless fallback works without;
     ``ignored`` is the error in one line (without the example file)."""
-    text = str(exc).split("\nA minimal valid file looks like:")[0]
+    text = exc.problem if isinstance(exc, InvalidConfig) else str(exc)
     path = config_path()
     return Config(path=path, source="ignored", ignored=" ".join(text.split()))
 
@@ -374,7 +399,7 @@ def _file_lacks(capability: str, config: Config, types: dict[str, ProviderType])
     ]
     if config.shape == "shared":
         flat = [t.shared_file_key for t in keyed if t.shared_file_key]
-        if any("object" in note for note in config.notes):
+        if config.has_note(Kind.FOREIGN_PROVIDERS):
             lines.append(
                 '"providers" there is another pi extension\'s object, which pi-web-tools '
                 "leaves alone."
@@ -427,17 +452,18 @@ def resolve_provider(
             if fallback is None or requested not in (None, fallback.name):
                 raise
             config = _ignored(exc)
-    if config.source == "ignored":
-        chosen = _implicit(fallback)
+    if config.source == "ignored" and fallback is not None:  # only a fallback ignores a file
+        implicit = _implicit(fallback)
         return Selection(
-            provider=get_provider(chosen, types[chosen.type]),
-            entry=chosen,
-            type=types[chosen.type],
+            provider=get_provider(implicit, types[implicit.type]),
+            entry=implicit,
+            type=types[implicit.type],
             config=config,
         )
     able = [p for p in config.providers if types[p.type].can(capability)]
     by_default = [p for p in able if types[p.type].serves_by_default(capability)]
 
+    chosen: ProviderConfig | None
     if requested:
         chosen = config.get(requested)
         if chosen is None:
@@ -469,14 +495,14 @@ def resolve_provider(
         else:
             implied = (env_provider(t) for t in types.values() if t.serves_by_default(capability))
             chosen = next((entry for entry in implied if entry is not None), None)
-            if chosen is None:
-                raise _missing_key(capability, config, types)
+    if chosen is None:
+        raise _missing_key(capability, config, types)
 
     provider_type = types[chosen.type]
     if chosen.api_key is None and provider_type.needs_api_key:
-        withheld = [p for p in config.key_problems if p.startswith(f"providers ({chosen.name}):")]
-        if withheld:  # a key kept from a baseUrl others could have planted
-            raise ConfigError(f"Provider {chosen.name!r}: {withheld[0].split(': ', 1)[1]}.")
+        withheld = config.withheld_key(chosen.name)
+        if withheld is not None:  # a key kept from a baseUrl others could have planted
+            raise ConfigError(f"Provider {chosen.name!r}: {withheld.what}; {withheld.suggestion}.")
         if provider_type.env_key_implies_provider:
             raise _env_key_error(provider_type, capability, config, types)
         env = provider_type.api_key_env

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+
+from ..api.defaults import TOOL_FOR as _TOOLS
+from ..api.errors import ConfigError
+from ..api.options import option_key, options_fields
+from ..api.redaction import redact_secrets
+from ..api.types import ProviderType
+from ..runtime.config import config_path, load_config, other_files_hint
+from ..runtime.config_shapes import TOOL_DEFAULT_KEYS, Config, env_provider, example_config
+from ..runtime.registry import plugin_problems, provider_types, resolve_provider
 
 __all__ = ["config_report"]
 
-from ..api.defaults import TOOL_FOR as _TOOLS
 
-
-def _coverage(config, types, env_provider) -> list[str]:
-    from ..runtime.config import TOOL_DEFAULT_KEYS
-
+def _coverage(config: Config, types: Mapping[str, ProviderType]) -> list[str]:
     """One line per tool that no configured provider serves by default: a warning when the
     tool will fail, a note when a built-in fallback or an on-request provider is involved."""
     lines = []
@@ -66,18 +71,15 @@ def _coverage(config, types, env_provider) -> list[str]:
     return lines
 
 
-def _default_fetcher(config: Any) -> str | None:
+def _default_fetcher(config: Config) -> str | None:
     """The provider a web_fetch call without ``provider`` starts with, or ``None``."""
-    from ..api.errors import ConfigError
-    from ..runtime.registry import resolve_provider
-
     try:
         return resolve_provider("fetch", config=config).entry.name
     except ConfigError:
         return None
 
 
-def _ladder_line(config: Any, types: dict) -> str:
+def _ladder_line(config: Config, types: Mapping[str, ProviderType]) -> str:
     """What ``fetchLadder`` makes of this config, in one line."""
     if config.fetch_ladder is False:
         return "Fetch ladder: off (fetchLadder: false)"
@@ -99,12 +101,6 @@ def _ladder_line(config: Any, types: dict) -> str:
 
 def config_report() -> tuple[str, bool]:
     """The report's text and whether the config is usable."""
-    from ..api.errors import ConfigError
-    from ..api.redaction import redact_secrets
-    from ..api.types import option_key, options_fields
-    from ..runtime.config import config_path, env_provider, example_config, load_config
-    from ..runtime.registry import provider_types
-
     path = config_path()
     lines = [f"Config file: {path}"]
     try:
@@ -114,8 +110,6 @@ def config_report() -> tuple[str, bool]:
         return "\n".join(lines), False
     described = [f"{name} ({', '.join(sorted(kind.capabilities))})" for name, kind in types.items()]
     lines.append(f"Provider types: {'; '.join(described)}")
-    from ..runtime.registry import plugin_problems
-
     lines += [f"Warning: {problem}" for problem in plugin_problems()]
     try:
         config = load_config(types, path)
@@ -147,8 +141,6 @@ def config_report() -> tuple[str, bool]:
             )
         first = implied[0].name if implied else next(iter(types), "kagi")
         lines.append(f"Create {path} like this:\n{example_config(first)}")
-        from ..runtime.config import other_files_hint
-
         hint = other_files_hint()
         if hint:
             lines.append(hint.lstrip("\n"))
@@ -208,5 +200,5 @@ def config_report() -> tuple[str, bool]:
         lines.append(f"Warning: {warning}")
     for note in config.notes:
         lines.append(f"Note: {note}")
-    lines += _coverage(config, types, env_provider)
+    lines += _coverage(config, types)
     return redact_secrets("\n".join(lines)), not config.key_problems

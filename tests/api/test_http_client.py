@@ -15,8 +15,8 @@ import pytest
 import requests
 import responses
 from pi_hostspec import ToolContext
+from pi_web_tools.api._http_client import HttpClient
 from pi_web_tools.api.errors import ProviderError
-from pi_web_tools.api.http_client import HttpClient
 from pi_web_tools.api.retry import RetryPolicy
 
 from tests.support import SECRET
@@ -556,6 +556,6 @@ def test_a_failing_error_headers_callback_never_hides_the_status(mocked):
 def test_run_interruptible_is_public():
     """Providers that call a blocking library bound it with pi_web_tools.run_interruptible."""
     import pi_web_tools
-    from pi_web_tools.api.http_client import run_interruptible
+    from pi_web_tools.api._http_client import run_interruptible
 
     assert pi_web_tools.run_interruptible is run_interruptible

@@ -50,9 +50,9 @@ def direct_only(timeout: float = 5.0) -> dict:
 
 def page_key(url: str, modes: dict = TEXT) -> str:
     """The cache key the code under test computes for *url* through the default fetcher."""
-    from pi_web_tools.runtime import registry, run
+    from pi_web_tools.runtime import page_cache, registry
 
-    return run._page_key(registry.resolve_provider("fetch"), url, modes)
+    return page_cache.page_key(registry.resolve_provider("fetch"), url, modes)
 
 
 class _Payload:

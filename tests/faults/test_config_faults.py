@@ -254,7 +254,7 @@ def test_a_file_key_without_base_url_in_a_writable_config_still_works(tools, wri
     )
     config = current_config()
     assert config.get("kagi").api_key == SECRET and config.key_problems == ()
-    assert any(str(path) in w for w in config.warnings)
+    assert any(str(path) in str(w) for w in config.warnings)
 
 
 def test_config_directory_writable_by_others_warns(server, agent_dir, write_config, capsys):

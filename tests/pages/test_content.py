@@ -23,7 +23,7 @@ def test_html_to_text_strips_scripts_and_tags():
 )
 def test_hostile_html_is_processed_in_linear_time(bad):
     """Pages of unclosed tags (a quadratic trap for lazy regexes) are turned into text quickly."""
-    from pi_web_tools.api.http_client import error_snippet
+    from pi_web_tools.api._http_client import error_snippet
 
     start = time.perf_counter()
     content.html_to_text(bad)

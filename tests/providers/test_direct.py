@@ -354,7 +354,7 @@ def test_timeout_while_waiting_is_a_failure(server):
 
 def test_session_is_reused_across_calls(server):
     """The provider keeps one requests.Session with the project's User-Agent."""
-    from pi_web_tools.api.http_client import USER_AGENT
+    from pi_web_tools.api._http_client import USER_AGENT
 
     server.expect_request("/", headers={"User-Agent": USER_AGENT}).respond_with_data(
         "hi", content_type="text/plain"

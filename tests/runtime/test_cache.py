@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from pi_web_tools.runtime import cache
 from pi_web_tools.runtime.cache import CacheSettings
-from pi_web_tools.runtime.config import parse_cache
+from pi_web_tools.runtime.config_shapes import parse_cache
 
 from tests.support import SECRET
 

@@ -99,7 +99,7 @@ def test_providers_object_of_another_extension_is_a_note(write_config):
     """ "providers" as an object keyed by service (another extension's shape) is left alone."""
     config = load_config(write_config({"providers": {"kagi": {}}, "search": {}}))
     assert config.shape == "shared" and config.providers == ()
-    assert any('"providers" is an object' in note for note in config.notes)
+    assert any('"providers" is an object' in str(note) for note in config.notes)
 
 
 def test_providers_empty(write_config):
@@ -194,9 +194,13 @@ def test_empty_api_key_is_error(write_config):
 def test_missing_api_key_is_a_key_problem(write_config):
     """A missing apiKey (Exa) is reported as a key problem naming the entry."""
     config = load_config(write_config({"providers": [{"name": "e", "type": "exa"}]}))
-    assert config.key_problems == (
-        'providers[0] (e).apiKey: missing; add "apiKey": "..." to this entry',
+    [problem] = config.key_problems
+    assert (problem.where, problem.what, problem.entry) == (
+        "providers[0] (e).apiKey",
+        "missing",
+        "e",
     )
+    assert str(problem) == 'providers[0] (e).apiKey: missing; add "apiKey": "..." to this entry'
 
 
 def test_kagi_entry_without_key_uses_env(write_config, monkeypatch):
@@ -220,7 +224,7 @@ def test_unknown_option_keys_are_warnings(write_config):
         )
     )
     assert len(config.warnings) == 1
-    assert "unknown option(s) 'lens', 'x' ignored" in config.warnings[0]
+    assert "unknown option(s) 'lens', 'x' ignored" in str(config.warnings[0])
 
 
 def test_unknown_top_level_keys_are_notes_and_entry_keys_warnings(write_config):
@@ -231,16 +235,18 @@ def test_unknown_top_level_keys_are_notes_and_entry_keys_warnings(write_config):
             {"version": 2, "providers": [{"name": "k", "type": "kagi", "apiKey": "a", "extra": 1}]}
         )
     )
-    assert any("'version'" in note for note in config.notes)
-    assert not any("'version'" in w for w in config.warnings)
-    assert any("'extra'" in w for w in config.warnings)
+    assert any("'version'" in str(note) for note in config.notes)
+    assert not any("'version'" in str(w) for w in config.warnings)
+    assert any("'extra'" in str(w) for w in config.warnings)
 
 
 def test_group_readable_file_with_keys_warns(write_config):
     """A key file readable by others gives a warning, not an error."""
     path = write_config({"providers": [{"name": "k", "type": "kagi", "apiKey": "a"}]}, mode=0o644)
     config = load_config(path)
-    assert any("readable by other users" in w and "chmod 600" in w for w in config.warnings)
+    assert any(
+        "readable by other users" in str(w) and "chmod 600" in str(w) for w in config.warnings
+    )
 
 
 def test_private_file_has_no_permission_warning(write_config):
@@ -298,7 +304,7 @@ def test_base_url_on_direct_is_an_unknown_option(write_config):
             {"providers": [{"name": "d", "type": "direct", "options": {"baseUrl": "http://x/"}}]}
         )
     )
-    assert any("unknown option(s) 'baseUrl'" in w for w in config.warnings)
+    assert any("unknown option(s) 'baseUrl'" in str(w) for w in config.warnings)
 
 
 def test_api_key_from_file_is_stripped(write_config):

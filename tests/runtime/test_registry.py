@@ -268,6 +268,38 @@ def test_a_provider_returning_the_wrong_type_is_a_clean_error_naming_it(host, wr
     assert "Traceback" not in result.text and "AttributeError" not in result.text
 
 
+def test_a_contract_breach_is_its_own_type_not_a_message_that_says_returned():
+    """check_response raises ProviderContractError (a ProviderError and a TypeError); a
+    provider's own TypeError that happens to say "returned" stays a plugin crash."""
+    from pi_web_tools.api.errors import ProviderContractError, ProviderError
+    from pi_web_tools.api.types import check_response
+
+    with pytest.raises(ProviderContractError) as caught:
+        check_response("mine", "search", {"hits": []})
+    assert isinstance(caught.value, ProviderError) and isinstance(caught.value, TypeError)
+    assert caught.value.provider == "mine"
+
+    class Buggy:
+        def __init__(self, config):
+            self.name = config.name
+
+        def search(self, request, ctx):
+            raise TypeError("len() returned a negative value")
+
+    from pi_web_tools import testing
+
+    with testing.provider_types(ProviderType(name="buggy", factory=Buggy, search=Search())):
+        selection = registry.Selection(
+            provider=Buggy(type("C", (), {"name": "b"})),
+            entry=registry.ProviderConfig(name="b", type="buggy"),
+            type=provider_types()["buggy"],
+            config=registry.Config(path=None, source="none"),
+        )
+        with pytest.raises(TypeError) as raised:
+            selection.call("search", SearchRequest(query="q"), None)
+    assert not isinstance(raised.value, ProviderError)
+
+
 def test_new_builtin_types_declare_what_they_offer():
     """brave, tavily and ddgs register through the hook with their capabilities and filters."""
     types = provider_types()

@@ -15,10 +15,13 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterable
+from http.cookiejar import DefaultCookiePolicy
 from typing import Any
+from urllib.parse import quote, urlsplit
 
 import requests
 import urllib3
+from pi_hostspec.sanitize import map_strings, strip_control, valid_unicode
 from pi_hostspec.truncate import format_size
 
 from . import retry as retry_module
@@ -77,8 +80,6 @@ def _clean_json(value: Any, secrets: Iterable[str | None] = ()) -> Any:
     """Parsed JSON as it enters the product: lone surrogates (``"\\ud800"`` is valid JSON)
     replaced in every string, so no text taken from an API can crash a host that writes it,
     and every known key (and *secrets*) removed before a provider can cut, title or log it."""
-    from pi_hostspec.sanitize import map_strings, valid_unicode
-
     return redact_value(map_strings(valid_unicode, value, keys=True), secrets)
 
 
@@ -298,15 +299,11 @@ class _Session(requests.Session):
         try:
             location = raw.decode("utf-8")
         except UnicodeDecodeError:
-            from urllib.parse import quote
-
             location = quote(raw, safe="!#$%&'()*+,-./:;=?@[]_~")
         try:
-            from urllib.parse import urlsplit
-
             urlsplit(location).port  # noqa: B018 - raises on a bad host or port
         except ValueError:
-            resp.invalid_location = True
+            resp.invalid_location = True  # type: ignore[attr-defined] # read by resolve_redirects
             return None
         return location
 
@@ -314,7 +311,7 @@ class _Session(requests.Session):
         self, prepared_request: requests.PreparedRequest, response: requests.Response
     ) -> None:
         super().rebuild_auth(prepared_request, response)
-        if self.should_strip_auth(response.request.url, prepared_request.url):
+        if self.should_strip_auth(response.request.url or "", prepared_request.url or ""):
             for name in self.secret_headers:
                 prepared_request.headers.pop(name, None)
 
@@ -340,8 +337,6 @@ def new_session(
     session.mount("http://", adapter)
     session.max_redirects = MAX_REDIRECTS
     if not keep_cookies:
-        from http.cookiejar import DefaultCookiePolicy
-
         session.cookies.set_policy(DefaultCookiePolicy(allowed_domains=[]))
     session.headers["User-Agent"] = USER_AGENT
     session.headers.update(headers or {})
@@ -443,8 +438,6 @@ class HttpClient:
     def error(self, message: str, **facts: Any) -> ProviderError:
         """A :class:`ProviderError` whose message is prefixed, redacted (this client's key and
         every known one) and made one clean line (an API's words may hold escapes)."""
-        from pi_hostspec.sanitize import strip_control
-
         message = redact_secrets(redact(f"{self.provider}: {message}", self.secrets))
         return ProviderError(
             " ".join(strip_control(message).split()), provider=self.provider, **facts
