@@ -284,14 +284,13 @@ def _has_port(name: str) -> bool:
     return bool(colon) and (port.isdigit() or port == "*") and not head.endswith(":")
 
 
-def hide_local_paths(text: str, environ: dict[str, str] | None = None) -> str:
+def hide_local_paths(text: str, environ: Mapping[str, str] | None = None) -> str:
     """*text* as a client on another machine may see it: the server's agent directory reads
     ``$PI_CODING_AGENT_DIR`` and its home directory ``~``, so no absolute path (with the home
     directory and user name in it) leaves the server. A local user sees the paths as they
     are (``pi-web``, ``pi-web mcp`` over stdio, llm)."""
-    environ = os.environ if environ is None else environ
+    agent = (os.environ if environ is None else environ).get(AGENT_DIR_ENV, "").strip()
     prefixes: dict[str, str] = {}
-    agent = environ.get(AGENT_DIR_ENV, "").strip()
     home = os.path.expanduser("~")
     for path, shown in ((agent, f"${AGENT_DIR_ENV}"), (home, "~")):
         if not path:
@@ -301,7 +300,8 @@ def hide_local_paths(text: str, environ: dict[str, str] | None = None) -> str:
             if variant.count(os.sep) >= 1 and len(variant) > 1:  # never "/" itself
                 prefixes.setdefault(variant, shown)
     for prefix in sorted(prefixes, key=len, reverse=True):
-        text = re.sub(re.escape(prefix) + r"(?![\w.-])", lambda _m, s=prefixes[prefix]: s, text)
+        shown_as = prefixes[prefix]
+        text = re.sub(re.escape(prefix) + r"(?![\w.-])", lambda _match: shown_as, text)  # noqa: B023
     return text
 
 
@@ -525,7 +525,8 @@ class Gate:
         message = _message(body)
         session = _header(scope, SESSION_HEADER)
         if message.get("method") == "notifications/cancelled" and session is not None:
-            params = message.get("params") if isinstance(message.get("params"), dict) else {}
+            params = message.get("params")
+            params = params if isinstance(params, dict) else {}
             key = (session.decode("latin-1"), json.dumps(params.get("requestId")))
             target = self.calls.get(key)
             if target is not None:

@@ -17,9 +17,7 @@ def reserved_stdout() -> Iterator[TextIO]:
     file descriptor 1 from C code and child processes alike. The stream yielded writes to the
     real stdout, so a host's machine-readable output (``pi-web call --json``) is all it
     carries, whatever a plugin prints while it loads or runs."""
-    for stream in (sys.stdout, sys.__stdout__):
-        with contextlib.suppress(AttributeError, OSError, ValueError):
-            stream.flush()
+    _flush(sys.stdout, sys.__stdout__)
     try:
         saved = os.dup(1)
         os.dup2(2, 1)
@@ -28,6 +26,7 @@ def reserved_stdout() -> Iterator[TextIO]:
             yield sys.__stdout__ or sys.stderr
         return
     previous = sys.stdout
+    out: TextIO
     if _descriptor(previous) == 1:  # the usual case: a stream on the saved descriptor
         encoding = getattr(previous, "encoding", None) or "utf-8"
         out = open(saved, "w", encoding=encoding, errors="replace", closefd=False)  # noqa: SIM115
@@ -39,9 +38,7 @@ def reserved_stdout() -> Iterator[TextIO]:
     finally:
         with contextlib.suppress(OSError, ValueError):
             out.flush()
-        for stream in (previous, sys.__stdout__, sys.stdout):  # their buffers hold plugin output
-            with contextlib.suppress(AttributeError, OSError, ValueError):
-                stream.flush()
+        _flush(previous, sys.__stdout__, sys.stdout)  # their buffers hold plugin output
         sys.stdout = previous
         os.dup2(saved, 1)
         os.close(saved)
@@ -52,3 +49,10 @@ def _descriptor(stream: object) -> int | None:
         return stream.fileno()  # type: ignore[attr-defined]
     except (AttributeError, OSError, ValueError):
         return None
+
+
+def _flush(*streams: TextIO | None) -> None:
+    for stream in streams:
+        if stream is not None:
+            with contextlib.suppress(AttributeError, OSError, ValueError):
+                stream.flush()
