@@ -72,6 +72,7 @@ if TYPE_CHECKING:
         DEFAULT_MAX_BYTES,
         DEFAULT_MAX_LINES,
     )
+    from .loading import LoadTimeout, import_timeout, load_within
     from .sanitize import (
         clip,
         strip_control,
