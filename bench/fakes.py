@@ -10,11 +10,13 @@ from urllib.parse import parse_qs, urlsplit
 
 
 class FakeAPI:
-    """Serves ``/api/v0/search`` (Kagi), ``/search`` (Exa), ``/page/N`` (text) and ``/html/N``
-    (an article) after *latency* seconds."""
+    """Serves ``/api/v0/search`` (Kagi), ``/search`` (Exa), ``/page/N`` (text), ``/html/N``
+    (an article) and any path of *pages* (``{path: (body, content type)}``) after *latency*
+    seconds."""
 
-    def __init__(self, latency: float):
+    def __init__(self, latency: float, pages: dict[str, tuple[bytes, str]] | None = None):
         self.latency = latency
+        self.pages = dict(pages or {})
         self.connections = 0
         self._lock = threading.Lock()
         fake = self
@@ -41,7 +43,9 @@ class FakeAPI:
 
             def do_GET(self):
                 parts = urlsplit(self.path)
-                if parts.path == "/api/v0/search":
+                if parts.path in fake.pages:
+                    self._reply(*fake.pages[parts.path])
+                elif parts.path == "/api/v0/search":
                     q = parse_qs(parts.query).get("q", ["x"])[0]
                     data = [
                         {

@@ -39,7 +39,7 @@ from .api.types import (
 )
 from .runtime import cache, config, registry
 
-__all__ = ["call", "check_provider_type", "provider_types", "reset"]
+__all__ = ["call", "check_provider_type", "provider_types", "read_url", "reset"]
 
 _SAMPLES = {
     SEARCH: SearchRequest(query="pi web tools contract check", limit=3),
@@ -61,18 +61,24 @@ def reset() -> None:
 def provider_types(*extra: Any, builtins: bool = True) -> Iterator[dict[str, ProviderType]]:
     """Register provider types in-process while the block runs, then restore the usual ones.
 
-    Each argument is a :class:`ProviderType` or a plugin (a module or object with a
-    ``register_provider_types`` hook implementation). With *builtins* (default) the installed
-    types (entry points) are kept beside them; a type given here replaces an installed one of
-    the same name (so a plugin's own tests can pass its type whether it is installed or not).
+    Each argument is a :class:`ProviderType`, a :class:`~pi_web_tools.Reader` or a plugin (a
+    module or object with a ``register_provider_types`` or ``register_readers`` hook
+    implementation). With *builtins* (default) the installed types and readers (entry points)
+    are kept beside them; one given here replaces an installed one of the same name (so a
+    plugin's own tests can pass its type whether it is installed or not).
     """
-    plugins = [item for item in extra if not isinstance(item, ProviderType)]
+    from .api.readers import Reader
+
+    plugins = [item for item in extra if not isinstance(item, (ProviderType, Reader))]
     pm = registry.get_provider_manager(load_entrypoints=builtins, plugins=plugins)
     types = registry.collect_provider_types(pm, raise_for=plugins)
+    readers = registry.collect_readers(pm, raise_for=plugins)
     for item in extra:
         if isinstance(item, ProviderType):
             types[item.name] = item
-    registry.set_provider_types(types)
+        elif isinstance(item, Reader):
+            readers[item.name] = item
+    registry.set_provider_types(types, manager=pm, reader_list=readers)
     config.clear_cache()
     try:
         yield types
@@ -174,3 +180,40 @@ def call(provider: Any, capability: str, request: Any = None, ctx: Any = None) -
         return check_response(getattr(provider, "name", "?"), capability, response)
     except TypeError as exc:
         raise AssertionError(str(exc)) from None
+
+
+def read_url(
+    reader: Any,
+    url: str,
+    *,
+    seconds: float = 10.0,
+    network_guard: bool = False,
+    base_url: str | None = None,
+) -> Any:
+    """*url* read by *reader* (a :class:`~pi_web_tools.Reader`) as ``web_fetch`` would: through
+    the readers' web, within *seconds*. Returns its :class:`~pi_web_tools.Reading`, or ``None``
+    when the reader leaves the URL to the usual fetch; raises its
+    :class:`~pi_web_tools.ReaderError`. The network guard is off unless *network_guard* (it
+    resolves host names before each request, which a test's fake transport such as
+    ``responses`` cannot answer); *base_url* sends every request to ``{base_url}/{host}{path}``
+    (a loopback fake), as the config's ``readers`` option does.
+    """
+    import time
+
+    from .api.readers import Reader, Reading
+    from .runtime.reader_web import SiteWeb
+
+    if not isinstance(reader, Reader):
+        raise AssertionError(f"expected a Reader, got {type(reader).__name__}")
+    web = SiteWeb(
+        reader,
+        deadline=time.monotonic() + seconds,
+        allow_private=not network_guard,
+        base_url=base_url,
+    )
+    found = reader.read(url, web)
+    if found is not None and not isinstance(found, Reading):
+        raise AssertionError(
+            f"reader {reader.name!r} returned {type(found).__name__}, expected a Reading or None"
+        )
+    return found

@@ -36,6 +36,8 @@ _AMBIENT = (
     "no_proxy",
     "REQUESTS_CA_BUNDLE",
     "CURL_CA_BUNDLE",
+    "GITHUB_TOKEN",
+    "GH_TOKEN",
 )
 
 
@@ -60,6 +62,7 @@ def isolated(tmp_path, monkeypatch):
     for name in _AMBIENT:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("GH_CONFIG_DIR", str(tmp_path / "gh"))  # a gh CLI here is logged out
     temp = tmp_path / "tmp"
     temp.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(temp))

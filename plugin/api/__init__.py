@@ -4,8 +4,8 @@
 Names load on first access (PEP 562), so a host that imports the plugin pays for none of them;
 the modules behind them are this folder's: ``types`` (capabilities, requests, responses,
 :class:`ProviderType`), ``options`` (the option language), ``errors``, ``retry``,
-``redaction`` and ``hookspecs``. ``_http_client`` (the one HTTP path; :class:`HttpClient` and
-``run_interruptible`` are exported from it) and ``_netguard`` (the network guard) are private:
+``redaction``, ``html_text``, ``readers`` (site readers) and ``hookspecs``. ``_http_client``
+(the one HTTP path; :class:`HttpClient` and ``run_interruptible`` are exported from it) and ``_netguard`` (the network guard) are private:
 only the fetchers on this machine (``direct``, ``browser``) and the runtime import them. A
 provider imports names of this list only, through this face (tests/test_layering.py checks).
 """
@@ -55,6 +55,13 @@ HOME = {
     "text_field": "types",
     "url_key": "types",
     "ProviderError": "errors",
+    "html_to_markdown": "html_text",
+    "Reader": "readers",
+    "ReaderError": "readers",
+    "ReaderToken": "readers",
+    "ReaderWeb": "readers",
+    "Reading": "readers",
+    "WebResponse": "readers",
     "HttpClient": "_http_client",
     "run_interruptible": "_http_client",
     "RetryPolicy": "retry",
@@ -79,6 +86,11 @@ __all__ = [
     "ProviderConfig",
     "ProviderError",
     "ProviderType",
+    "Reader",
+    "ReaderError",
+    "ReaderToken",
+    "ReaderWeb",
+    "Reading",
     "RetryPolicy",
     "Search",
     "SearchHit",
@@ -89,9 +101,11 @@ __all__ = [
     "SummarizeProvider",
     "SummarizeRequest",
     "SummaryResponse",
+    "WebResponse",
     "at_least",
     "between",
     "hookimpl",
+    "html_to_markdown",
     "http_url",
     "list_field",
     "number_field",
@@ -116,6 +130,9 @@ if TYPE_CHECKING:
     from .hookspecs import (
         hookimpl,
     )
+    from .html_text import (
+        html_to_markdown,
+    )
     from .options import (
         ApiOptions,
         CommonOptions,
@@ -126,6 +143,14 @@ if TYPE_CHECKING:
         one_of,
         option,
         positive,
+    )
+    from .readers import (
+        Reader,
+        ReaderError,
+        ReaderToken,
+        ReaderWeb,
+        Reading,
+        WebResponse,
     )
     from .retry import (
         RetryPolicy,

@@ -174,7 +174,8 @@ class FetchedPage:
     better (``"app shell"``: the content needs JavaScript; ``"no text"``), so ``web_fetch`` can
     retry the URL through another configured fetch provider. ``degraded``: why the answer is not
     the page's best and may differ if asked again soon (``"main-content extraction stopped
-    after 9.9 s (timeoutSeconds)"``); such answers are cached only briefly.
+    after 9.9 s (timeoutSeconds)"``); such answers are cached only briefly. ``suggestions``: for
+    a page that was not found, URLs that exist and may be what was meant.
     """
 
     url: str
@@ -195,6 +196,7 @@ class FetchedPage:
     links: tuple[tuple[str, str], ...] = ()
     escalate: str | None = None
     degraded: str | None = None
+    suggestions: tuple[str, ...] = ()
 
 
 @frozen(kw_only=True)

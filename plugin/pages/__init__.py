@@ -9,7 +9,7 @@ other URLs of the call and other clients' calls go on. Plain text is only decode
 
 The modules: ``charsets`` and ``content`` (decoding, kinds, app shells), ``extraction`` (main
 content of HTML), ``documents`` (PDF, JSON, feeds), ``convert`` (what a worker runs),
-``workers`` (the bounded processes).
+``workers`` (the bounded processes), ``markdown`` (Markdown that sites offer).
 """
 
 from __future__ import annotations
@@ -19,8 +19,20 @@ import threading
 from attrs import frozen
 
 from .content import content_kind
+from .markdown import ACCEPT as ACCEPT_MARKDOWN_FIRST
+from .markdown import MARKDOWN_TYPES, looks_like_html, markdown_alternate
 
-__all__ = ["PageText", "Unreadable", "content_kind", "prewarm", "read"]
+__all__ = [
+    "ACCEPT_MARKDOWN_FIRST",
+    "MARKDOWN_TYPES",
+    "PageText",
+    "Unreadable",
+    "content_kind",
+    "looks_like_html",
+    "markdown_alternate",
+    "prewarm",
+    "read",
+]
 
 
 @frozen(kw_only=True)

@@ -15,6 +15,7 @@ from http import HTTPStatus
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
+import attrs
 import requests
 from attrs import frozen
 from pi_hostspec.truncate import format_size
@@ -57,7 +58,7 @@ DEFAULT_MAX_BYTES = 5 * 1024 * 1024
 DEFAULT_TIMEOUT = 30.0
 MAX_REDIRECTS = 5
 MAX_URLS = 20  # web_fetch's schema allows at most 20 URLs; all are fetched at once
-ACCEPT = "text/html,application/xhtml+xml,text/plain;q=0.9,application/json;q=0.8,*/*;q=0.5"
+SERVED_MARKDOWN = "the site served this page as Markdown"
 
 
 @frozen(kw_only=True)
@@ -132,7 +133,11 @@ class DirectProvider:
             if self.options.allow_private_network
             else guarded_adapter(**options)
         )
-        return new_session(headers={"Accept": ACCEPT}, adapter=adapter, keep_cookies=False)
+        from .. import pages
+
+        return new_session(
+            headers={"Accept": pages.ACCEPT_MARKDOWN_FIRST}, adapter=adapter, keep_cookies=False
+        )
 
     def fetch(self, request: FetchRequest, ctx: Any) -> FetchResponse:
         """Fetch every URL concurrently; each becomes a page, failures included, in request order."""
@@ -184,6 +189,22 @@ class DirectProvider:
         except Exception as exc:  # noqa: BLE001 - one URL's bug must not sink the others
             return FetchedPage(url=url, ok=False, error=f"unexpected error: {type(exc).__name__}")
 
+    def _markdown_twin(
+        self, link: str, request: FetchRequest, ctx: Any, deadline: float
+    ) -> FetchedPage | None:
+        """The Markdown version an HTML page links to, read once (its own links are not
+        followed), or ``None`` when it cannot be read as Markdown."""
+        try:
+            page = self._fetch_one(link, request, ctx, deadline, alternate=False)
+        except _Failure:
+            return None
+        if not (page.ok and (page.text or "").strip() and SERVED_MARKDOWN in page.notes):
+            return None
+        notes = [note for note in page.notes if note != SERVED_MARKDOWN]
+        return attrs.evolve(
+            page, notes=(f"read from the Markdown version the page links to: {link}", *notes)
+        )
+
     def _refusal(self, url: str) -> str | None:
         """Why *url* may not be fetched (scheme, host, address), or ``None``."""
         parts = urlsplit(url)
@@ -204,7 +225,15 @@ class DirectProvider:
             return None
         return host_refusal(host, port, proxied=is_proxied(url))
 
-    def _fetch_one(self, url: str, request: FetchRequest, ctx: Any, deadline: float) -> FetchedPage:
+    def _fetch_one(
+        self,
+        url: str,
+        request: FetchRequest,
+        ctx: Any,
+        deadline: float,
+        *,
+        alternate: bool = True,
+    ) -> FetchedPage:
         cancel = getattr(ctx, "cancel", None)
         cookies = requests.cookies.RequestsCookieJar()
         visited = {url}
@@ -285,7 +314,12 @@ class DirectProvider:
                     visited.add(following)
                     current = following
                     continue
-                return self._read(url, current, response, request, deadline, cancel)
+                twin = (
+                    (lambda link: self._markdown_twin(link, request, ctx, deadline))
+                    if alternate
+                    else None
+                )
+                return self._read(url, current, response, request, deadline, cancel, twin)
             finally:
                 response.close()
 
@@ -297,8 +331,11 @@ class DirectProvider:
         request: FetchRequest,
         deadline: float,
         cancel: threading.Event | None,
+        twin: Any = None,
     ) -> FetchedPage:
-        """Turn a final (non-redirect) response into a page, or raise :class:`_Failure`."""
+        """Turn a final (non-redirect) response into a page, or raise :class:`_Failure`. A
+        Markdown answer is the page's text (an HTML page in disguise is read as HTML); an HTML
+        page that links to its Markdown version is read from it when *twin* fetches it."""
         status = response.status_code
         raw_type = response.headers.get("Content-Type", "")
         mime = raw_type.split(";", 1)[0].strip().lower()
@@ -333,6 +370,21 @@ class DirectProvider:
             raise _Failure(network_error_message(exc), **facts) from None
 
         notes: list[str] = []
+        if mime in pages.MARKDOWN_TYPES:
+            if pages.looks_like_html(body):
+                kind = "html"
+            else:
+                notes.append(SERVED_MARKDOWN)
+        elif kind == "html" and twin is not None and not too_big:
+            link = pages.markdown_alternate(body, final_url)
+            found = twin(link) if link and link != final_url else None
+            if found is not None:
+                from ..api.html_text import page_title
+
+                title = page_title(body[: 64 * 1024].decode("utf-8", "replace"))
+                return attrs.evolve(
+                    found, url=url, title=title or found.title, final_url=link, status=status
+                )
         if too_big:
             notes.append(f"Stopped reading after {format_size(self.options.max_bytes)} (maxBytes)")
         try:  # the one bounded page pipeline: time, memory, cancellation

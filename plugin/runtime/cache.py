@@ -35,6 +35,7 @@ from ..api.redaction import redact_value
 
 __all__ = [
     "BRIEF_TTL_SECONDS",
+    "IMMUTABLE_TTL_SECONDS",
     "DEFAULT_MAX_MEGABYTES",
     "DEFAULT_TTL_SECONDS",
     "Budget",
@@ -61,6 +62,8 @@ MIN_WAIT_SECONDS = 0.05
 #: How long degraded answers (extraction cut short, application shells) and failures that the
 #: fetch ladder paid for are kept: long enough to read on or retry, not a full time-to-live.
 BRIEF_TTL_SECONDS = 120.0
+#: How long content that never changes (a file at a full commit SHA) is kept.
+IMMUTABLE_TTL_SECONDS = 7 * 24 * 3600.0
 DATABASE = "cache.db"
 #: The suffix of files moved aside (``cache.db.untrusted-1700000000``).
 UNTRUSTED = ".untrusted-"
@@ -374,7 +377,9 @@ def get(
     if not isinstance(found, dict) or not isinstance(found.get("stored"), (int, float)):
         return None
     age = max(0.0, time.time() - found["stored"])
-    if age > settings.ttl(tool):  # a shorter ttl configured since it was stored
+    kept = found.get("immutable")  # content that never changes keeps its own time to live
+    limit = kept if isinstance(kept, (int, float)) and not isinstance(kept, bool) else None
+    if age > (limit or settings.ttl(tool)):  # a shorter ttl configured since it was stored
         return None
     return Hit(value=found.get("value"), age_seconds=age)
 
@@ -387,18 +392,23 @@ def put(
     *,
     budget: Budget | None = None,
     ttl: float | None = None,
+    immutable: bool = False,
 ) -> None:
     """Store *value* (JSON-like, redacted first) for the tool's time-to-live, or *ttl* seconds
-    when shorter (brief answers); never raises, never waits past the call's *budget*."""
+    when shorter (brief answers), or :data:`IMMUTABLE_TTL_SECONDS` when it is *immutable*
+    (content at a fixed version, which never changes); never raises, never waits past the call's
+    *budget*."""
     seconds = settings.ttl(tool)
     if ttl is not None:
         seconds = min(seconds, ttl)
     if not settings.enabled or seconds <= 0:
         return
+    record: dict = {"stored": time.time(), "value": _clean(value)}
+    if immutable:
+        seconds = max(seconds, IMMUTABLE_TTL_SECONDS)
+        record["immutable"] = seconds
     try:
-        text = json.dumps(
-            {"stored": time.time(), "value": _clean(value)}, ensure_ascii=False, allow_nan=False
-        )
+        text = json.dumps(record, ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError):
         return  # not JSON: never stored
     _step(settings, budget, lambda store: store.set(key, text, expire=seconds))

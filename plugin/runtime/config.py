@@ -193,11 +193,23 @@ def _guard_keys(config: Config, untrusted: bool) -> Config:
                 )
             )
         providers.append(provider)
+    readers = config.readers
+    if untrusted and readers.base_urls:  # a planted baseUrl would receive every URL read
+        for name, base_url in readers.base_urls:
+            warnings.append(
+                Finding(
+                    where=f"readers.{name}.baseUrl",
+                    what=f"{base_url} is ignored: the config can be changed by other users",
+                    suggestion=f"fix its permissions (chmod go-w {config.path})",
+                )
+            )
+        readers = attrs.evolve(readers, base_urls=())
     return attrs.evolve(
         config,
         providers=tuple(providers),
         warnings=tuple(warnings),
         key_problems=tuple(problems),
+        readers=readers,
     )
 
 

@@ -32,6 +32,7 @@ from ..api.errors import ConfigError
 from ..api.options import Finding, Kind, option_key, options_fields, structure_options, unknown_keys
 from ..api.types import ProviderConfig, ProviderType
 from .cache import DEFAULT_TTL_SECONDS, CacheSettings
+from .reader_config import ReadersConfig, parse_readers
 
 __all__ = [
     "Config",
@@ -58,6 +59,7 @@ _TOP_LEVEL_KEYS = (
     "providers",
     "cache",
     "fetchLadder",
+    "readers",
     "providerOptions",
     *TOOL_DEFAULT_KEYS.values(),
 )
@@ -91,7 +93,8 @@ class Config:
     extensions ignored); ``warnings`` also reach the tools' details. ``tool_defaults`` maps a
     capability to the provider ``default<Capability>Provider`` names. ``fetch_ladder`` is
     ``fetchLadder``: ``True`` (the other configured fetchers that serve by default, in file
-    order), ``False`` (off) or the names of the fetchers to try, in order.
+    order), ``False`` (off) or the names of the fetchers to try, in order. ``readers`` is
+    ``readers``: which site readers are on, and their ``baseUrl`` overrides.
     """
 
     path: Path
@@ -106,6 +109,7 @@ class Config:
     tool_defaults: tuple[tuple[str, str], ...] = ()
     ignored: str | None = None
     fetch_ladder: bool | tuple[str, ...] = True
+    readers: ReadersConfig = ReadersConfig()
 
     def get(self, name: str) -> ProviderConfig | None:
         """The provider called *name*, or ``None``."""
@@ -487,17 +491,19 @@ def parse_config(text: str, path: Path, types: Mapping[str, ProviderType]) -> Co
         )
     cache, cache_warnings = parse_cache(raw.get("cache"))
     ladder, ladder_warnings = parse_fetch_ladder(raw.get("fetchLadder"), providers, types)
+    readers, reader_warnings = parse_readers(raw.get("readers"))
     return Config(
         path=path,
         source="file",
         providers=tuple(providers),
         default_provider=default,
-        warnings=tuple(warnings + cache_warnings + ladder_warnings),
+        warnings=tuple(warnings + cache_warnings + ladder_warnings + reader_warnings),
         key_problems=tuple(key_problems),
         cache=cache,
         notes=tuple(notes),
         tool_defaults=tool_defaults,
         fetch_ladder=ladder,
+        readers=readers,
     )
 
 
@@ -633,17 +639,19 @@ def _shared_file(
         raise invalid(path, f"{len(errors)} problem(s):\n{listing}")
     cache, cache_warnings = parse_cache(raw.get("cache"))
     ladder, ladder_warnings = parse_fetch_ladder(raw.get("fetchLadder"), providers, types)
+    readers, reader_warnings = parse_readers(raw.get("readers"))
     return Config(
         path=path,
         source="file",
         shape="shared",
         providers=tuple(providers),
         default_provider=default,
-        warnings=tuple(warnings + cache_warnings + ladder_warnings),
+        warnings=tuple(warnings + cache_warnings + ladder_warnings + reader_warnings),
         cache=cache,
         notes=tuple(notes),
         tool_defaults=tool_defaults,
         fetch_ladder=ladder,
+        readers=readers,
     )
 
 

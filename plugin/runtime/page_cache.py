@@ -73,9 +73,11 @@ def store_page(
     via: str,
     budget: cache.Budget,
     ttl: float | None = None,
+    immutable: bool = False,
 ) -> None:
-    """Cache *page* for *url* under *chosen*'s key, made by *via* (a provider's name or
-    :data:`LADDER`); a degraded page only briefly unless *ttl* says otherwise."""
+    """Cache *page* for *url* under *chosen*'s key, made by *via* (a provider's name, a
+    reader, or :data:`LADDER`); a degraded page only briefly unless *ttl* says otherwise; an
+    *immutable* one (content at a fixed version) for days."""
     if ttl is None and _brief(page):
         ttl = cache.BRIEF_TTL_SECONDS
     extra = {} if ttl is None else {"ttl": ttl}
@@ -85,6 +87,7 @@ def store_page(
         page_key(chosen, url, modes),
         {"via": via, "page": attrs.asdict(page)},
         budget=budget,
+        immutable=immutable and not _brief(page),
         **extra,
     )
 

@@ -21,6 +21,7 @@ from pi_hostspec.types import ToolContext
 from ..api import hookspecs, redaction
 from ..api.errors import ConfigError, ProviderError
 from ..api.options import Kind
+from ..api.readers import Reader
 from ..api.types import (
     FetchRequest,
     FetchResponse,
@@ -40,6 +41,7 @@ __all__ = [
     "Selection",
     "close_providers",
     "collect_provider_types",
+    "collect_readers",
     "current_config",
     "get_provider",
     "get_provider_manager",
@@ -47,6 +49,7 @@ __all__ = [
     "with_plugin_problems",
     "load_secrets",
     "provider_types",
+    "readers",
     "resolve_provider",
     "set_provider_types",
 ]
@@ -86,18 +89,17 @@ def _one_line(exc: BaseException) -> str:
 
 
 def _misplaced_hook(plugin: Any) -> str | None:
-    """Why *plugin* registers nothing although it defines ``register_provider_types``: the
-    function is not marked with ``pi_web_tools.hookimpl`` (another project's marker, such as
-    ``pi_hostspec.hookimpl``, or none)."""
-    function = getattr(plugin, "register_provider_types", None)
-    if not callable(function) or hasattr(function, f"{hookspecs.PROJECT}_impl"):
-        return None
-    others = [name[: -len("_impl")] for name in dir(function) if name.endswith("_impl")]
-    marked = f"marked with {others[0]}'s hookimpl" if others else "not marked"
-    return (
-        f"its register_provider_types is {marked}, not with pi_web_tools.hookimpl, so it "
-        "registers nothing"
-    )
+    """Why *plugin* registers nothing although it defines ``register_provider_types`` (or
+    ``register_readers``): the function is not marked with ``pi_web_tools.hookimpl`` (another
+    project's marker, such as ``pi_hostspec.hookimpl``, or none)."""
+    for hook in ("register_provider_types", "register_readers"):
+        function = getattr(plugin, hook, None)
+        if not callable(function) or hasattr(function, f"{hookspecs.PROJECT}_impl"):
+            continue
+        others = [name[: -len("_impl")] for name in dir(function) if name.endswith("_impl")]
+        marked = f"marked with {others[0]}'s hookimpl" if others else "not marked"
+        return f"its {hook} is {marked}, not with pi_web_tools.hookimpl, so it registers nothing"
+    return None
 
 
 def get_provider_manager(
@@ -162,29 +164,41 @@ def collect_provider_types(
     plugin registered first (the built-in types are collected first, so they are never
     displaced): one broken plugin never takes the others down. The plugins in *raise_for*
     (those a test passes in-process) raise instead, so their author sees the error."""
+    found = _collect(pm, "register_provider_types", ProviderType, "provider type", raise_for)
+    ordered = sorted(found.values(), key=lambda t: (t.precedence, t.name))
+    redaction.watch_env(t.api_key_env for t in ordered)
+    return {t.name: t for t in ordered}
+
+
+def collect_readers(
+    pm: pluggy.PluginManager, *, raise_for: Iterable[object] = ()
+) -> dict[str, Reader]:
+    """Every registered site reader by name, built-in ones first (a URL two readers claim goes
+    to the first). A broken plugin is skipped and remembered, as for provider types."""
+    return _collect(pm, "register_readers", Reader, "reader", raise_for)
+
+
+def _collect(
+    pm: pluggy.PluginManager, hook: str, kind: type[Any], what: str, raise_for: Iterable[object]
+) -> dict[str, Any]:
+    """What the plugins register through *hook* (instances of *kind*) by name, built-in
+    plugins first; a plugin that fails is skipped whole and remembered."""
     strict = list(raise_for)
-    found: dict[str, ProviderType] = {}
-    impls = sorted(pm.hook.register_provider_types.get_hookimpls(), key=lambda i: not _built_in(i))
+    found: dict[str, Any] = {}
+    impls = sorted(getattr(pm.hook, hook).get_hookimpls(), key=lambda i: not _built_in(i))
     for impl in impls:
         plugin_name = impl.plugin_name
-        mine: dict[str, ProviderType] = {}
+        mine: dict[str, Any] = {}
 
-        def register(
-            provider_type: ProviderType,
-            _plugin: str = plugin_name,
-            mine: dict[str, ProviderType] = mine,
-        ) -> None:
-            if not isinstance(provider_type, ProviderType):
-                raise _Refused(
-                    f"{_plugin} registered {type(provider_type).__name__}, not a ProviderType"
-                )
-            taken = found.get(provider_type.name) or mine.get(provider_type.name)
+        def register(item: Any, _plugin: str = plugin_name, _mine: dict = mine) -> None:
+            if not isinstance(item, kind):
+                raise _Refused(f"{_plugin} registered {type(item).__name__}, not a {kind.__name__}")
+            taken = found.get(item.name) or _mine.get(item.name)
             if taken is not None:
                 raise _Refused(
-                    f"provider type {provider_type.name!r} is registered by "
-                    f"{taken.plugin_name} and {_plugin}"
+                    f"{what} {item.name!r} is registered by {taken.plugin_name} and {_plugin}"
                 )
-            mine[provider_type.name] = evolve(provider_type, plugin_name=_plugin)
+            _mine[item.name] = evolve(item, plugin_name=_plugin)
 
         try:
             impl.function(register=register)
@@ -192,29 +206,41 @@ def collect_provider_types(
             if any(impl.plugin is plugin for plugin in strict):
                 raise
             cause = (
-                str(exc)
-                if isinstance(exc, _Refused)
-                else f"its register_provider_types failed: {_one_line(exc)}"
+                str(exc) if isinstance(exc, _Refused) else f"its {hook} failed: {_one_line(exc)}"
             )
             _problems.append(_problem(plugin_name, _plugin_distribution(plugin_name), cause))
             continue
         found.update(mine)
-    ordered = sorted(found.values(), key=lambda t: (t.precedence, t.name))
-    redaction.watch_env(t.api_key_env for t in ordered)
-    return {t.name: t for t in ordered}
+    return found
 
 
 _types_lock = threading.Lock()
 _types: dict[str, ProviderType] | None = None
+_readers: dict[str, Reader] | None = None
+_manager: pluggy.PluginManager | None = None
 
 
 def provider_types() -> dict[str, ProviderType]:
     """The provider types, loaded once on first use (never at plugin import)."""
-    global _types
+    global _types, _manager
     with _types_lock:
         if _types is None:
-            _types = collect_provider_types(get_provider_manager())
+            _manager = get_provider_manager()
+            _types = collect_provider_types(_manager)
         return _types
+
+
+def readers() -> dict[str, Reader]:
+    """The site readers, loaded once on first use (never at plugin import), from the plugins
+    that gave the provider types."""
+    global _readers, _manager
+    provider_types()
+    with _types_lock:
+        if _readers is None:
+            if _manager is None:
+                _manager = get_provider_manager()
+            _readers = collect_readers(_manager)
+        return _readers
 
 
 def provider_types_safely() -> dict[str, ProviderType]:
@@ -232,12 +258,20 @@ def with_plugin_problems(message: str) -> str:
     return message + "".join(f"\nNote: {problem}" for problem in problems)
 
 
-def set_provider_types(types: dict[str, ProviderType] | None) -> None:
+def set_provider_types(
+    types: dict[str, ProviderType] | None,
+    *,
+    manager: pluggy.PluginManager | None = None,
+    reader_list: dict[str, Reader] | None = None,
+) -> None:
     """Replace the loaded provider types (tests, embedding hosts); ``None`` reloads lazily.
-    Open providers are closed."""
-    global _types
+    The site readers come from *manager*'s plugins (or are *reader_list*). Open providers are
+    closed."""
+    global _types, _readers, _manager
     with _types_lock:
         _types = types
+        _manager = manager
+        _readers = reader_list
     close_providers()
 
 

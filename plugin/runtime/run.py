@@ -5,7 +5,9 @@ from the chosen provider (:meth:`Selection.call <pi_web_tools.runtime.registry.S
 which checks the answer and removes every known key from it), and then into the cache. For
 ``web_fetch`` each URL is a cache entry of its own (:mod:`.page_cache`), a URL the chosen
 fetcher may not be given is refused before it leaves (:mod:`.handoff`), and a page refused to a
-bot or needing JavaScript climbs the fetch ladder (:mod:`.ladder`).
+bot or needing JavaScript climbs the fetch ladder (:mod:`.ladder`). On the default path (no
+``provider`` named), site readers read the URLs they claim first, a page that is not found gets
+help, and a site root its ``llms.txt`` (:mod:`.default_path`).
 
 The tools turn arguments into requests and answers into text; they never touch the cache or
 another provider themselves.
@@ -29,7 +31,7 @@ from ..api.types import (
     SummarizeRequest,
     SummaryResponse,
 )
-from . import cache
+from . import cache, default_path
 from .config import Config
 from .handoff import refusals
 from .ladder import Ladder, answer_for, needs_another_fetcher, rungs
@@ -127,6 +129,8 @@ def _cached_page(hit: cache.Hit | None, chosen: Selection, ladder: bool) -> Fetc
             f"this failure is remembered for {cache.BRIEF_TTL_SECONDS / 60:g} minutes "
             f"(fetched {hit.age_seconds:.0f} s ago); pass fresh: true to try again now",
         )
+    elif page is not None:
+        page = default_path.remembered(page, hit.age_seconds)
     return page
 
 
@@ -169,6 +173,12 @@ def fetch(
         ):
             found[url] = (page, hit.age_seconds)
     wanted = [url for url in dict.fromkeys(urls) if url not in found]
+    read_now: dict[str, FetchedPage] = {}
+    fell_back: dict[str, str] = {}
+    if wanted and ladder:  # the default path: site readers first (each of their hops guarded)
+        read_now, fell_back = default_path.read_sites(chosen, wanted, modes, ctx, deadline, budget)
+        found.update((url, (page, None)) for url, page in read_now.items())
+        wanted = [url for url in wanted if url not in read_now]
     refused = refusals(chosen, wanted, deadline)
     for url, refusal in refused.items():
         found[url] = (FetchedPage(url=url, ok=False, error=str(refusal), code="refused"), None)
@@ -184,6 +194,10 @@ def fetch(
             )
             if page.text is not None:
                 page = attrs.evolve(page, text=strip_control(page.text))
+            if url in fell_back:
+                page = default_path.with_note(page, fell_back[url])
+            if ladder:
+                page = default_path.with_llms_txt(chosen, url, page, ctx, deadline)
             if page.ok:
                 store_page(chosen, url, modes, page, chosen.entry.name, budget)
             elif page.code == OTHER_FETCHER:
@@ -193,6 +207,10 @@ def fetch(
     ages = [found[url][1] for url in urls]
     if ladder and chosen.config.fetch_ladder is not False:
         pages = Ladder(chosen, modes, need, ctx, budget, deadline).climb(pages, ages)
+    if ladder:
+        pages = default_path.help_on_not_found(
+            chosen, pages, ages, modes, ctx, deadline, budget, set(read_now)
+        )
     return pages, ages, warnings
 
 

@@ -18,7 +18,9 @@ from ..api.types import FetchedPage, SearchHit, SearchResponse
 from .budget import clip_to, utf8_length
 
 __all__ = [
+    "answer_text",
     "continuation",
+    "find_text",
     "format_hit",
     "format_search",
     "join_sections",
@@ -139,7 +141,8 @@ def section_head(index: int, total: int, page: FetchedPage) -> str:
     lines = [page_heading(index, total, page), f"URL: {_one_line(page.url)}"]
     if not page.ok:
         lines.append(f"Error: {clip(_one_line(page.error), ERROR_WIDTH) or 'unknown error'}")
-        return "\n".join(lines)
+        lines += suggestion_lines(page)
+        return redact_secrets("\n".join(lines))
     if page.final_url and page.final_url != page.url:
         lines.append(f"Final URL: {_one_line(page.final_url)}")
     facts = _facts(page.published, page.author, width=120)
@@ -155,6 +158,13 @@ def section_head(index: int, total: int, page: FetchedPage) -> str:
     if page.text is not None and blocks:
         blocks.append("Text:")
     return redact_secrets("\n".join(lines) + ("\n\n" + "\n\n".join(blocks) if blocks else ""))
+
+
+def suggestion_lines(page: FetchedPage) -> list[str]:
+    """The URLs that exist which a page that was not found offers, one per line."""
+    if not page.suggestions:
+        return []
+    return ["Pages that exist:", *(f"- {_one_line(url)}" for url in page.suggestions)]
 
 
 def continuation(url: str, start: int, end: int, page: FetchedPage, next_args: dict) -> str | None:
@@ -193,3 +203,176 @@ def section(head: str, text: str, tail: str | None, has_text: bool) -> str:
     if tail:
         result += "\n\n" + tail
     return result
+
+
+#: At most this many occurrences are shown for ``find`` in one page.
+FIND_OCCURRENCES = 20
+#: How much of a long line around an occurrence ``find`` shows (before, after).
+FIND_LINE = (120, 200)
+#: How much of a long context line (the line before or after) ``find`` shows.
+FIND_CONTEXT = 160
+
+
+def _read_call(url: str, next_args: dict, offset: int | None) -> str:
+    call = {"urls": [url], **next_args}
+    if offset:
+        call["offset"] = offset
+    return "web_fetch " + json.dumps(call, ensure_ascii=False)
+
+
+def _label(text: str, start: int, code: bool) -> str:
+    """``[offset N]``, with the PDF page it is on and whether it is code."""
+    parts = [f"offset {start}"]
+    marker = text.rfind("[Page ", 0, start + len("[Page "))
+    if marker != -1 and (marker == 0 or text[marker - 1] == "\n"):
+        close = text.find("]", marker)
+        if 0 < close - marker < 40:
+            parts.append(text[marker + 1 : close].replace("Page", "page", 1))
+    if code:
+        parts.append("code")
+    return f"[{' · '.join(parts)}]"
+
+
+def _excerpts(passages: Sequence) -> list[tuple[int, int, bool]]:
+    """The passages as excerpts: neighbours with only white space between them joined."""
+    excerpts: list[list] = []
+    for passage in passages:
+        if excerpts and passage.start - excerpts[-1][1] <= 2:
+            excerpts[-1][1] = passage.end
+            excerpts[-1][2] = excerpts[-1][2] and passage.code
+        else:
+            excerpts.append([passage.start, passage.end, passage.code])
+    return [(start, end, code) for start, end, code in excerpts]
+
+
+def _size(total: int, more: bool) -> str:
+    return f"{total}+" if more else str(total)
+
+
+#: How much of a page one question looks through, from its offset: the rest is asked with a
+#: later offset (ranking runs in this process, so its work is bounded).
+QUESTION_CHARACTERS = 500_000
+
+
+def past_the_end(page: FetchedPage, offset: int) -> str:
+    """The line for an offset at or past the end of a page's text."""
+    total = len(page.text or "")
+    return (
+        f"[Offset {offset} is past the end of this page's text ({total} characters). "
+        f"Use an offset below {total}.]"
+    )
+
+
+def _searched(page: FetchedPage, start: int, end: int) -> str:
+    """Which characters were looked through: "12388 characters", "characters 500000–612388
+    of 612388", "the first 12000+ characters" (a provider holds more)."""
+    total = len(page.text or "")
+    if start == 0 and end == total:
+        return f"{_size(total, page.more_text)} characters"
+    return f"characters {start}–{end} of {_size(total, page.more_text)}"
+
+
+def answer_text(
+    page: FetchedPage, question: str, start: int, limit: int, next_args: dict
+) -> tuple[str, str, object]:
+    """(the passages that answer *question* in the page from *start* on, each after its
+    offset label; the line after them: how many, and the exact call that reads around the
+    best one; the answer). At most :data:`QUESTION_CHARACTERS` are looked through (the line
+    gives the call that asks about the rest), and the passages hold at most *limit*
+    characters: a longer one is cut, saying where it goes on."""
+    from .passages import answer
+
+    text = page.text or ""
+    end = min(len(text), start + QUESTION_CHARACTERS)
+    found = answer(text, question, limit, start, end)
+    searched = _searched(page, start, end)
+    rest = ""
+    if end < len(text):
+        call = _read_call(page.url, {"question": question, **next_args}, end)
+        rest = f" The rest: {call}."
+    if found.best is None:
+        return (
+            "",
+            (
+                f"[No passage of this page's {searched} answers the question well: this page "
+                f"may not answer the question.{rest} Read it in windows: "
+                f"{_read_call(page.url, next_args, start or None)}, or look for exact words with "
+                "find.]"
+            ),
+            found,
+        )
+    blocks, used = [], 0
+    for first, last, code in _excerpts(found.passages):
+        room = limit - used
+        if room <= 0:
+            break
+        shown = text[first:last]
+        note = ""
+        if len(shown) > room:
+            from .budget import on_boundary
+
+            shown = on_boundary(shown[:room], True)
+            note = f"\n[… cut here: it goes on from offset {first + len(shown)}]"
+        used += len(shown)
+        blocks.append(f"{_label(text, first, code)}\n{shown.strip(chr(10))}{note}")
+    count = len(found.passages)
+    tail = (
+        f"[{count} passage{'s' if count != 1 else ''} for the question, from {searched}; the "
+        f"best at offset {found.best.start}.{rest} Read around it: "
+        f"{_read_call(page.url, next_args, found.best.start)}]"
+    )
+    return "\n\n".join(blocks), tail, found
+
+
+def _clip_line(line: str, hit: int | None) -> str:
+    """*line* shortened around position *hit* (or from its start), with ellipses."""
+    if hit is None:
+        return line if len(line) <= FIND_CONTEXT else line[:FIND_CONTEXT] + "…"
+    before, after = FIND_LINE
+    if len(line) <= before + after:
+        return line
+    start, end = max(0, hit - before), min(len(line), hit + after)
+    return ("…" if start else "") + line[start:end] + ("…" if end < len(line) else "")
+
+
+def find_text(
+    page: FetchedPage, terms: Sequence[str], start: int, next_args: dict
+) -> tuple[str, str, dict[str, int]]:
+    """(the places the terms occur, the first :data:`FIND_OCCURRENCES` occurrences: a label
+    with each occurrence's offset, then its line and a line either side; the line after them: how
+    many occurrences of each term, how many not shown, and the call that reads around the
+    first; how many times each term occurs)."""
+    from .passages import find
+
+    text = page.text or ""
+    places, counts = find(text, terms, FIND_OCCURRENCES, start)
+    named = ", ".join(f'"{_one_line(term)}"' for term in counts)
+    size = _searched(page, start, len(text))
+    if not places:
+        return (
+            "",
+            f"[No occurrence of {named} in this page's {size} (case ignored).]",
+            counts,
+        )
+    blocks = []
+    for place in places:
+        label = "; ".join(f'offset {at}: "{_one_line(term)}"' for at, term in place.hits)
+        lines = []
+        position = place.start
+        for line in text[place.start : place.end].split("\n"):
+            hits = [at - position for at, _ in place.hits if position <= at <= position + len(line)]
+            if line.strip():
+                lines.append(_clip_line(line, hits[0] if hits else None))
+            position += len(line) + 1
+        blocks.append(f"[{label}]\n" + "\n".join(lines))
+    total = sum(counts.values())
+    each = ", ".join(f'"{_one_line(term)}" {count}' for term, count in counts.items())
+    shown = sum(len(place.hits) for place in places)
+    last = places[-1].hits[-1][0]
+    rest = f"; {total - shown} more not shown, after offset {last}" if total > shown else ""
+    first = places[0].hits[0][0]
+    tail = (
+        f"[{total} occurrence{'s' if total != 1 else ''} in {size} ({each}){rest}. "
+        f"Read around one: {_read_call(page.url, next_args, first)}]"
+    )
+    return "\n\n".join(blocks), tail, counts

@@ -63,6 +63,16 @@ def _fetch_arguments(parser: argparse.ArgumentParser) -> None:
         "--offset", type=int, help="start this many characters into each page (to read on)"
     )
     parser.add_argument("--links", action="store_true", help="list each page's links after it")
+    parser.add_argument(
+        "--question",
+        help="show only the passages of each page that answer this question (with offsets)",
+    )
+    parser.add_argument(
+        "--find",
+        action="append",
+        metavar="TERM",
+        help="show every place this word or phrase occurs (case ignored); repeat for several",
+    )
     parser.add_argument("--fresh", action="store_true", help="skip the cache")
 
 
@@ -76,23 +86,33 @@ def _fetch(options: argparse.Namespace, cli: Any) -> int:
         args["offset"] = options.offset
     if options.links:
         args["links"] = True
+    if options.question is not None:
+        args["question"] = options.question
+    if options.find:
+        args["find"] = options.find
     if options.fresh:
         args["fresh"] = True
     return cli.call_tool("web_fetch", args, rewrite=_as_command_lines)
 
 
-_NEXT_CALL = re.compile(r"Next: web_fetch (\{.*?\})\]$", re.M)
+#: The calls at the end of a page's section: reading on, around a passage, or in windows.
+_NEXT_CALL = re.compile(
+    r"(Next|Read around it|Read around one|Read it in windows|The rest): web_fetch (\{.*?\})"
+    r"(?=\]$|, or look for exact words|\. )",
+    re.M,
+)
 
 
 def _as_command_lines(text: str) -> str:
-    """The model's continuation lines (``Next: web_fetch {...}``) as the ``pi-web fetch``
-    command that reads on, and "pass provider "x"" as ``--provider x``."""
+    """The model's continuation calls (``Next: web_fetch {...}``, and the calls that read
+    around a passage) as the ``pi-web fetch`` command that does so, "pass provider "x"" as
+    ``--provider x``, and "with find" as ``--find``."""
     import json
     import shlex
 
     def command(match: re.Match) -> str:
         try:
-            call = json.loads(match.group(1))
+            call = json.loads(match.group(2))
         except ValueError:
             return match.group(0)
         words = ["pi-web", "fetch", *call.get("urls", [])]
@@ -102,9 +122,13 @@ def _as_command_lines(text: str) -> str:
             words += ["--max-chars", str(call["text_max_characters"])]
         if "provider" in call:
             words += ["--provider", str(call["provider"])]
-        return f"Next: {shlex.join(words)}]"
+        if "question" in call:
+            words += ["--question", str(call["question"])]
+        return f"{match.group(1)}: {shlex.join(words)}"
 
-    text = _NEXT_CALL.sub(command, text)
+    text = _NEXT_CALL.sub(command, text).replace(
+        "look for exact words with find.]", "look for exact words with --find.]"
+    )
     # "pass provider "local"" (a tool argument) is the --provider option on the command line.
     return _PASS_PROVIDER.sub(
         lambda m: "pass " + " or ".join(f"--provider {n}" for n in re.findall(r'"([^"]+)"', m[1])),

@@ -99,6 +99,36 @@ def _ladder_line(config: Config, types: Mapping[str, ProviderType]) -> str:
     )
 
 
+def _reader_lines(config: Config) -> list[str]:
+    """The site readers: which are on, what each reads, and the GitHub token's source."""
+    from ..runtime.readers import settings_warnings, token_state
+    from ..runtime.registry import readers
+
+    try:
+        found = readers()
+    except Exception:  # noqa: BLE001 - a broken third-party reader plugin
+        return ["Site readers: could not be loaded"]
+    settings = config.readers
+    if not settings.enabled:
+        return ["Site readers: off (readers: false); web_fetch downloads every page itself"]
+    lines = [
+        "Site readers (web_fetch without provider reads these sites through their own APIs; "
+        '"readers": {"<name>": false} switches one off):'
+    ]
+    for reader in found.values():
+        state = "on" if settings.is_on(reader.name) else "off"
+        line = f"- {reader.name}: {reader.label}, {reader.description or 'pages'} ({state})"
+        token = token_state(reader)
+        if token and state == "on":
+            line += f"; {token}"
+        base_url = settings.base_url(reader.name)
+        if base_url:
+            line += f"; baseUrl {base_url}"
+        lines.append(line)
+    lines += [f"Warning: {warning}" for warning in settings_warnings(config)]
+    return lines
+
+
 def config_report() -> tuple[str, bool]:
     """The report's text and whether the config is usable."""
     path = config_path()
@@ -164,6 +194,7 @@ def config_report() -> tuple[str, bool]:
     for capability, name in config.tool_defaults:
         lines.append(f"Default for {_TOOLS[capability]}: {name}")
     lines.append(_ladder_line(config, types))
+    lines += _reader_lines(config)
     lines.append("Providers:")
     for provider in config.providers:
         kind = types[provider.type]

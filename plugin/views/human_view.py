@@ -80,6 +80,13 @@ def _fetch_call(args: dict, theme: Theme) -> str:
         text += " " + theme.fg("accent", _clean(urls[0], CALL_WIDTH))
     elif urls:
         text += " " + theme.fg("accent", f"{len(urls)} URLs")
+    question = args.get("question")
+    if isinstance(question, str) and question.strip():
+        text += theme.fg("muted", " asking ") + theme.fg("accent", f'"{_clean(question, 80)}"')
+    terms = _strings(args.get("find"))
+    if terms:
+        shown = ", ".join(f'"{_clean(term, 40)}"' for term in terms)
+        text += theme.fg("muted", " finding ") + theme.fg("accent", clip(shown, 80))
     return text
 
 
@@ -165,7 +172,32 @@ def _fetch_line(result: ToolResult, details: dict, theme: Theme) -> str:
             line += theme.fg("error", f" ({failed} failed)")
     else:
         line = theme.fg("success", "Fetched")
+    line += _reading_note(details, theme)
     return line + _truncation_note(details, theme)
+
+
+def _reading_note(details: dict, theme: Theme) -> str:
+    """`` · 3 passages for "question"`` and `` · 5 finds``, from the per-URL facts."""
+    facts = [f for f in details.get("urls") or [] if isinstance(f, dict)]
+    note = ""
+    question = details.get("question")
+    if isinstance(question, str):
+        count = sum(len(f["passages"]) for f in facts if isinstance(f.get("passages"), list))
+        unanswered = sum(1 for f in facts if f.get("mayNotAnswer"))
+        note += theme.fg("muted", f" · {_plural(count, 'passage')} for ") + theme.fg(
+            "accent", f'"{_clean(question, 80)}"'
+        )
+        if unanswered:
+            pages = "page" if unanswered == 1 else "pages"
+            note += theme.fg("warning", f" ({unanswered} {pages} may not answer it)")
+    if isinstance(details.get("find"), list):
+        count = sum(
+            sum(n for n in f["found"].values() if isinstance(n, int))
+            for f in facts
+            if isinstance(f.get("found"), dict)
+        )
+        note += theme.fg("muted", f" · {_plural(count, 'occurrence')} found")
+    return note
 
 
 def _fetch_rows(details: dict, theme: Theme) -> str | None:
@@ -184,10 +216,18 @@ def _fetch_rows(details: dict, theme: Theme) -> str | None:
                 if isinstance(facts.get("characters"), int)
                 else ""
             )
+            read = ""
+            if isinstance(facts.get("passages"), list):
+                read = f" · {_plural(len(facts['passages']), 'passage')}"
+                if facts.get("mayNotAnswer"):
+                    read = " · may not answer the question"
+            if isinstance(facts.get("found"), dict):
+                found = sum(n for n in facts["found"].values() if isinstance(n, int))
+                read += f" · {_plural(found, 'occurrence')}"
             rows.append(
                 theme.fg("success", "✓ ")
                 + (f"{title} — " if title else "")
-                + theme.fg("muted", url + size)
+                + theme.fg("muted", url + size + read)
             )
         else:
             rows.append(

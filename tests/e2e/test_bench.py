@@ -35,6 +35,9 @@ def test_benchmark_runs_in_quick_mode(tmp_path):
         "5b. truncate_head",
         "7. web_fetch from the cache",
         "6. MCP start to first tools/list",
+        "11a. a GitHub file through web_fetch",
+        "11b. 5 GitHub and package pages",
+        "11c. a 130-comment GitHub issue",
     ):
         assert label in proc.stdout
     assert "quick mode: targets not enforced" in proc.stdout

@@ -136,15 +136,53 @@ def test_the_examples_own_tests_pass_against_the_installed_package(installed):
         timeout=120,
     )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
-    assert re.search(r"\b4 passed\b", result.stdout)
+    assert re.search(r"\b7 passed\b", result.stdout)
 
 
 def test_the_provider_guide_shows_the_example_files_verbatim():
     """The provider guide (docs/writing-a-provider.md) quotes the example's files exactly, so it
     cannot drift."""
     guide = (ROOT / "docs" / "writing-a-provider.md").read_text(encoding="utf-8")
-    for name in ("pyproject.toml", "acme_search.py", "tests/test_acme_search.py"):
+    for name in (
+        "pyproject.toml",
+        "acme_search.py",
+        "tests/test_acme_search.py",
+        "acme_reader.py",
+        "tests/test_acme_reader.py",
+    ):
         body = (EXAMPLE / name).read_text(encoding="utf-8")
         assert body in guide, (
             f"docs/writing-a-provider.md does not quote examples/acme-search/{name} verbatim"
         )
+
+
+def test_the_installed_example_reader_reads_its_site_through_pi_web(installed, agent_dir):
+    """A third party's site reader, found through its entry point, reads the URLs of its host on
+    the default path (its baseUrl override pointing at a loopback fake of its API)."""
+
+    class FakeDocsApi(LoopbackServer):
+        def __init__(self):
+            class Handler(JsonHandler):
+                def do_GET(self):
+                    if self.path == "/api.acme.example/v1/pages/guide/install":
+                        return self._send(
+                            200, {"title": "Install", "markdown": "# Install\n\nRun `acme init`."}
+                        )
+                    return self._send(404, {})
+
+            super().__init__(Handler)
+
+    with FakeDocsApi() as fake:
+        config = {
+            "providers": [{"name": "direct", "type": "direct"}],
+            "readers": {"acme-docs-site": {"baseUrl": fake.base_url}},
+        }
+        (agent_dir / "web-search.json").write_text(json.dumps(config))
+        (agent_dir / "web-search.json").chmod(0o600)
+        read = _run(installed, agent_dir, "fetch", "https://docs.acme.example/guide/install")
+        missing = _run(installed, agent_dir, "fetch", "https://docs.acme.example/guide/nope")
+        report = _run(installed, agent_dir, "config")
+    assert read.returncode == 0, read.stderr
+    assert "Note: read via the Acme docs API" in read.stdout and "Run `acme init`." in read.stdout
+    assert "HTTP 404: the Acme docs have no page guide/nope" in missing.stdout + missing.stderr
+    assert "- acme-docs-site: Acme docs, guide pages as Markdown (on)" in report.stdout

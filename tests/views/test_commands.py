@@ -1,0 +1,28 @@
+"""The pi-web subcommands' text: the model's calls at the end of a section become the pi-web
+command that does the same."""
+
+from __future__ import annotations
+
+from pi_web_tools.views.commands import _as_command_lines
+
+URL = "https://example.com/guide"
+
+
+def test_every_call_at_the_end_of_a_section_becomes_a_pi_web_command():
+    text = "\n".join(
+        [
+            f'[Showing characters 0–12000 of 45210. Next: web_fetch {{"urls": ["{URL}"], "offset": 12000}}]',
+            f'[3 passages for the question, from 45210 characters; the best at offset 8. Read around it: web_fetch {{"urls": ["{URL}"], "offset": 8}}]',
+            f'[9 occurrences in 45210 characters ("x" 9). Read around one: web_fetch {{"urls": ["{URL}"], "offset": 5, "provider": "local"}}]',
+            f'[No passage of this page\'s characters 0–500000 of 900000 answers the question well: this page may not answer the question. The rest: web_fetch {{"urls": ["{URL}"], "question": "how do I x?", "offset": 500000}}. Read it in windows: web_fetch {{"urls": ["{URL}"]}}, or look for exact words with find.]',
+        ]
+    )
+    lines = _as_command_lines(text).splitlines()
+    assert lines[0].endswith(f"Next: pi-web fetch {URL} --offset 12000]")
+    assert lines[1].endswith(f"Read around it: pi-web fetch {URL} --offset 8]")
+    assert lines[2].endswith(f"Read around one: pi-web fetch {URL} --offset 5 --provider local]")
+    assert f"The rest: pi-web fetch {URL} --offset 500000 --question 'how do I x?'. " in lines[3]
+    assert lines[3].endswith(
+        f"Read it in windows: pi-web fetch {URL}, or look for exact words with --find.]"
+    )
+    assert "web_fetch {" not in "\n".join(lines)
