@@ -340,6 +340,18 @@ def request_limit(max_calls: int) -> int:
     return max(64, max_calls * 4)
 
 
+#: Where OAuth clients look for metadata (RFC 9728, RFC 8414, OpenID Connect discovery).
+OAUTH_DISCOVERY_PREFIXES = (
+    "/.well-known/oauth-protected-resource",
+    "/.well-known/oauth-authorization-server",
+    "/.well-known/openid-configuration",
+)
+#: What a client without the token is told: there is no OAuth to start.
+NO_OAUTH = (
+    "this server takes a static bearer token, not OAuth: send the header "
+    "Authorization: Bearer <token> (its operator set the token with PI_WEB_MCP_TOKEN or "
+    "--token-file)"
+)
 #: The largest request body ``/mcp`` reads (the SDK's own limit): larger ones get 413.
 MAX_BODY_BYTES = 4 * 1024 * 1024
 #: The JSON-RPC error a request stopped by the client's ``notifications/cancelled`` gets (the
@@ -350,6 +362,21 @@ SERVER_STOPPING = -32000
 #: The header naming a client's session: minted at ``initialize``, echoed by the client on
 #: every later request; it scopes ``notifications/cancelled`` to the client that sent it.
 SESSION_HEADER = b"mcp-session-id"
+
+
+def wants_progress_stream(scope: dict, message: dict) -> bool:
+    """True for a ``tools/call`` that asks for progress (a ``progressToken``) from a client
+    that accepts ``text/event-stream``: its answer is an event stream carrying the progress
+    notifications, then the result. Every other request is answered with one JSON body."""
+    if message.get("method") != "tools/call":
+        return False
+    params = message.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    if not isinstance(meta, dict) or meta.get("progressToken") is None:
+        return False
+    accept = (_header(scope, b"accept") or b"").decode("latin-1").lower()
+    types = {part.split(";")[0].strip() for part in accept.split(",")}
+    return bool(types & {"text/event-stream", "text/*", "*/*"})
 
 
 class _Disconnected(Exception):
@@ -422,8 +449,16 @@ class Gate:
     which frees its ``--max-calls`` slot and is logged ``cancelled``). ``GET`` (an event stream
     this stateless server never uses) and ``DELETE`` on ``/mcp`` get 405 at once."""
 
-    def __init__(self, handler: Callable, token: str | None, tools: int, limit: int = 128):
+    def __init__(
+        self,
+        handler: Callable,
+        token: str | None,
+        tools: int,
+        limit: int = 128,
+        streaming: Callable | None = None,
+    ):
         self.handler = handler
+        self.streaming = streaming
         self.token = token.encode() if token else None
         self.tools = tools
         self.limit = limit
@@ -440,6 +475,19 @@ class Gate:
             return False
         scheme, _, credential = value.partition(b" ")
         return scheme.lower() == b"bearer" and hmac.compare_digest(credential.strip(), self.token)
+
+    def challenge(self, scope: dict) -> bytes:
+        """The ``WWW-Authenticate`` value of a 401 (RFC 6750): a Bearer challenge with no
+        ``resource_metadata``, since this server offers no OAuth; ``error="invalid_token"``
+        when a token was sent and is not this server's (nothing more for a request with
+        none, as RFC 6750 section 3.1 asks)."""
+        challenge = b'Bearer realm="pi-web mcp"'
+        if _header(scope, b"authorization") is not None:
+            challenge += (
+                b', error="invalid_token", error_description="not this server\'s bearer token; '
+                b'it takes a static token, not OAuth"'
+            )
+        return challenge
 
     def stop_all(self, why: str = "shutdown") -> int:
         """Stop every request in progress (a shutdown); returns how many there were."""
@@ -463,14 +511,19 @@ class Gate:
             await send(message)
 
         try:
-            if path.rstrip("/") != MCP_PATH:
+            if path.startswith(OAUTH_DISCOVERY_PREFIXES):
+                # OAuth discovery finds nothing here (RFC 9728 and the MCP authorization
+                # spec: no metadata means no OAuth, so a client uses the token it was given).
+                status["quiet"] = True
+                await _send_json(watch, 404, {"error": NO_OAUTH})
+            elif path.rstrip("/") != MCP_PATH:
                 await _send_json(watch, 404, {"error": f"not found; MCP is at {MCP_PATH}"})
             elif not self.authorized(scope):
                 await _send_json(
                     watch,
                     401,
-                    {"error": "unauthorized: send Authorization: Bearer <token>"},
-                    [(b"www-authenticate", b'Bearer realm="pi-web mcp"')],
+                    {"error": f"unauthorized: {NO_OAUTH}"},
+                    [(b"www-authenticate", self.challenge(scope))],
                 )
             elif method in ("GET", "DELETE"):
                 # No event stream and no session to end: the spec's answer is 405, at once
@@ -566,12 +619,15 @@ class Gate:
                 exchange.gone.set()
                 exchange.stop("disconnected")
 
+        handler = self.handler
+        if self.streaming is not None and wants_progress_stream(scope, message):
+            handler = self.streaming
         self.exchanges.add(exchange)
         try:
             async with anyio.create_task_group() as group:
                 group.start_soon(watch_client)
                 with exchange.scope:
-                    await self.handler(scope, replay, answer)
+                    await handler(scope, replay, answer)
                 group.cancel_scope.cancel()
         finally:
             self.exchanges.discard(exchange)
@@ -767,7 +823,7 @@ def _head_timeout_protocol(waiting: Waiting) -> type:
 
 
 async def _serve(
-    gate: Gate, manager: Any, sock: socket.socket, options: HttpOptions, waiting: Waiting
+    gate: Gate, managers: list, sock: socket.socket, options: HttpOptions, waiting: Waiting
 ) -> int:
     import anyio
     import uvicorn
@@ -822,7 +878,9 @@ async def _serve(
             )
 
     async def main() -> None:
-        async with manager.run():
+        async with contextlib.AsyncExitStack() as stack:
+            for manager in managers:
+                await stack.enter_async_context(manager.run())
             async with anyio.create_task_group() as group:
                 group.start_soon(announce)
                 await server.serve(sockets=[sock])
@@ -868,15 +926,22 @@ def serve_http(host: Host | None, options: HttpOptions, environ: dict | None = N
         return 1
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
-    manager = StreamableHTTPSessionManager(
-        app=server,
-        stateless=True,
-        json_response=True,
-        security_settings=security_settings(options, sock.getsockname()[1]),
+    settings = security_settings(options, sock.getsockname()[1])
+    managers = [  # one JSON body per request; an event stream for a call with progress
+        StreamableHTTPSessionManager(
+            app=server, stateless=True, json_response=json_response, security_settings=settings
+        )
+        for json_response in (True, False)
+    ]
+    gate = Gate(
+        managers[0].handle_request,
+        token,
+        len(host.tools),
+        request_limit(options.max_calls),
+        streaming=managers[1].handle_request,
     )
-    gate = Gate(manager.handle_request, token, len(host.tools), request_limit(options.max_calls))
     try:
-        status = anyio.run(_serve, gate, manager, sock, options, waiting, backend="asyncio")
+        status = anyio.run(_serve, gate, managers, sock, options, waiting, backend="asyncio")
     finally:
         sock.close()
     return finish(status)
