@@ -42,7 +42,7 @@ def _run(
     from .theme import default_theme
     from .types import RenderOptions, ToolContext
 
-    line = _ProgressLine() if not as_json and sys.stderr.isatty() else None
+    line = _ProgressLine(name) if not as_json and sys.stderr.isatty() else None
     ctx = ToolContext(on_update=line.show if line is not None else None)
     result_box = {}
 
@@ -58,7 +58,8 @@ def _run(
     threading.Thread(target=work, daemon=True).start()
     try:
         while not done.wait(0.1):
-            pass
+            if line is not None:
+                line.tick()
     except KeyboardInterrupt:
         _cancelled(ctx, done)
     if line is not None:
@@ -76,33 +77,50 @@ def _run(
 
 
 class _ProgressLine:
-    """What a long call is doing, on one line of a terminal's stderr: shown only once the call
-    has taken :data:`PROGRESS_AFTER_SECONDS`, rewritten in place, erased before the answer."""
+    """What a long call is doing, on one line of a terminal's stderr: shown once the call has
+    taken :data:`PROGRESS_AFTER_SECONDS` (the tool's last progress message, or that it is
+    still working, and the seconds so far), rewritten in place each second or on news, erased
+    before the answer. A call with nothing to report (one slow URL) shows it too."""
 
-    def __init__(self) -> None:
+    def __init__(self, name: str) -> None:
         import time
 
+        self.name = name
         self.started = time.monotonic()
-        self.shown = False
+        self.message = ""
+        self.drawn: tuple[str, int] | None = None
         self.lock = threading.Lock()
 
     def show(self, partial) -> None:
-        import time
-
+        """A partial result from the tool: its progress message becomes the line's."""
         details = partial.details if isinstance(partial.details, dict) else {}
-        if "progress" not in details or time.monotonic() - self.started < PROGRESS_AFTER_SECONDS:
+        if "progress" not in details:
             return
         from .sanitize import strip_control
 
-        text = " ".join(strip_control(partial.text).split())[:100]
         with self.lock:
+            self.message = " ".join(strip_control(partial.text).split())[:100]
+        self.tick()
+
+    def tick(self) -> None:
+        """Redraw the line if the call has run long enough and there is something new."""
+        import time
+
+        seconds = time.monotonic() - self.started
+        if seconds < PROGRESS_AFTER_SECONDS:
+            return
+        with self.lock:
+            state = (self.message, int(seconds))
+            if state == self.drawn:
+                return
+            text = f"{self.name}: {self.message or 'working'} ({int(seconds)} s)"
             sys.stderr.write(f"\r\x1b[K{text}")
             sys.stderr.flush()
-            self.shown = True
+            self.drawn = state
 
     def clear(self) -> None:
         with self.lock:
-            if self.shown:
+            if self.drawn is not None:
                 sys.stderr.write("\r\x1b[K")
                 sys.stderr.flush()
 
@@ -170,6 +188,11 @@ class CommandContext:
         """The :class:`~pi_hostspec.host.Host` with every discovered plugin."""
         if self._host is None:
             self._host = self._host_factory()
+        return self._host
+
+    @property
+    def loaded_host(self):
+        """The host if it is built already, else None (for a caller that builds it later)."""
         return self._host
 
     def call_tool(
@@ -309,7 +332,7 @@ def _mcp(options: argparse.Namespace, cli: CommandContext) -> int:
             return _usage_error(f"mcp: {flag} needs --http")
         from .mcp_server import serve
 
-        return serve(cli.host)
+        return serve(cli.loaded_host)
     from .mcp_http import HttpOptions, serve_http
 
     return serve_http(
@@ -344,16 +367,20 @@ def _main(argv: Sequence[str] | None) -> int:
     from .stdout import reserved_stdout
 
     cli = CommandContext()
-    try:
-        # Plugins load here; what they print goes to stderr (stdout may carry MCP's protocol).
-        with reserved_stdout():
-            commands = cli.host.commands
-    except Exception as exc:  # noqa: BLE001 - a broken plugin: say so, keep the core commands
-        lines = str(exc).strip().splitlines()
-        print(
-            f"pi-web: plugin commands unavailable: {lines[0] if lines else exc!r}", file=sys.stderr
-        )
-        commands = {}
+    words = list(sys.argv[1:] if argv is None else argv)
+    commands: dict = {}
+    if words[:1] != ["mcp"]:  # pi-web mcp needs no plugin command: it loads the tools itself,
+        # while it already answers the client's first message (see mcp_server.serve)
+        try:
+            # Plugins load here; what they print goes to stderr (stdout may carry MCP's protocol).
+            with reserved_stdout():
+                commands = cli.host.commands
+        except Exception as exc:  # noqa: BLE001 - a broken plugin: say so, keep the core commands
+            lines = str(exc).strip().splitlines()
+            print(
+                f"pi-web: plugin commands unavailable: {lines[0] if lines else exc!r}",
+                file=sys.stderr,
+            )
     options = _parser(commands).parse_args(argv)
     return _dispatch(options, cli, commands)
 
