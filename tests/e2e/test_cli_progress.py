@@ -71,3 +71,45 @@ def test_pi_web_shows_no_progress_for_json_output_even_on_a_terminal(httpserver,
     assert "Fetched" in on_terminal  # the same slow call does show progress without --json
     as_json = _fetch_two_slow_pages(httpserver, write_config, tty=True, as_json=True)
     assert "Fetched" not in as_json and "\x1b[K" not in as_json
+
+
+def test_pi_web_shows_progress_for_one_slow_url(httpserver, write_config):
+    """Issue 33, item 6: one URL that takes 3 s (nothing for the tool to report until it is
+    read): after a second the terminal shows the tool is working and for how long, rewritten in
+    place, then erased before the answer."""
+
+    def slow(request):
+        from werkzeug import Response
+
+        time.sleep(3.0)
+        return Response("slow page", content_type="text/plain")
+
+    httpserver.expect_request("/only.txt").respond_with_handler(slow)
+    write_config(
+        {
+            "providers": [
+                {"name": "local", "type": "direct", "options": {"allowPrivateNetwork": True}}
+            ]
+        }
+    )
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(
+        [PI_WEB, "fetch", httpserver.url_for("/only.txt")],
+        stdout=subprocess.DEVNULL,
+        stderr=follower,
+    )
+    os.close(follower)
+    chunks = b""
+    while True:
+        try:
+            chunk = os.read(leader, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        chunks += chunk
+    proc.wait(60)
+    os.close(leader)
+    shown = chunks.decode("utf-8", "replace")
+    assert "web_fetch: working (1 s)" in shown and "web_fetch: working (2 s)" in shown, shown
+    assert shown.endswith("\r\x1b[K")
