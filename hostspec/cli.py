@@ -237,7 +237,11 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str):
         if message.startswith("unrecognized arguments:"):
-            names = [word for word in message.split(":", 1)[1].split() if word.startswith("-")]
+            names = [  # --name=value: the name only
+                word.split("=", 1)[0]
+                for word in message.split(":", 1)[1].split()
+                if word.startswith("-")
+            ]
             message = (
                 f"unknown option{'s' if len(names) != 1 else ''} {', '.join(names)} "
                 "(values not shown)"
@@ -248,8 +252,9 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
-def _version() -> str:
-    """``pi-web <version>``, with the distribution that provides this host and each plugin's."""
+def _version(cli: CommandContext | None = None) -> str:
+    """``pi-web <version>``, with the distribution that provides this host and each plugin's,
+    then the lines plugins add (``version_lines``: a plugin's own plugins, say)."""
     from importlib import metadata
 
     from .hookspecs import ENTRY_POINT_GROUP
@@ -268,7 +273,19 @@ def _version() -> str:
         for point in metadata.entry_points(group=ENTRY_POINT_GROUP)
     ]
     line = f"pi-web ({owner(__name__)})"
-    return line + (f"; plugins: {', '.join(plugins)}" if plugins else "")
+    line += f"; plugins: {', '.join(plugins)}" if plugins else ""
+    extra: list[str] = []
+    if cli is not None:
+        try:
+            for lines in cli.host.pm.hook.version_lines():
+                extra += [str(text) for text in lines or ()]
+        except Exception:  # noqa: BLE001 - a plugin's extra lines are never worth a failure
+            pass
+    return "\n".join([line, *extra])
+
+
+#: The parser of each subcommand, by name (for an unknown option's usage line).
+_SUBPARSERS: dict[str, argparse.ArgumentParser] = {}
 
 
 def _parser(commands: dict) -> argparse.ArgumentParser:
@@ -293,6 +310,8 @@ def _parser(commands: dict) -> argparse.ArgumentParser:
         command_parser = sub.add_parser(command.name, help=command.help)
         if command.add_arguments is not None:
             command.add_arguments(command_parser)
+    _SUBPARSERS.clear()
+    _SUBPARSERS.update(sub.choices)
     return parser
 
 
@@ -381,15 +400,27 @@ def _main(argv: Sequence[str] | None) -> int:
                 f"pi-web: plugin commands unavailable: {lines[0] if lines else exc!r}",
                 file=sys.stderr,
             )
-    options = _parser(commands).parse_args(argv)
-    return _dispatch(options, cli, commands)
+    parser = _parser(commands)
+    options, unknown = parser.parse_known_args(words)
+    if unknown:  # said with the usage of the subcommand they were given to
+        where = _SUBPARSERS.get(options.command) if options.command else None
+        (where or parser).error(f"unrecognized arguments: {' '.join(unknown)}")
+    return _dispatch(options, cli, commands, parser)
 
 
-def _dispatch(options: argparse.Namespace, cli: CommandContext, commands: dict) -> int:
+def _dispatch(
+    options: argparse.Namespace,
+    cli: CommandContext,
+    commands: dict,
+    parser: argparse.ArgumentParser | None = None,
+) -> int:
     if options.version or options.command == "version":
-        _print(_version())
+        _print(_version(cli))
         return 0
-    if options.command is None:
+    if options.command is None:  # a bare pi-web: what it can do
+        if parser is not None:
+            parser.print_help(sys.stdout)
+            return 0
         return _usage_error("a command is needed (see pi-web --help)")
     if options.command == "mcp":
         return _mcp(options, cli)

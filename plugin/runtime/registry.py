@@ -537,8 +537,16 @@ def resolve_provider(
         withheld = config.withheld_key(chosen.name)
         if withheld is not None:  # a key kept from a baseUrl others could have planted
             raise ConfigError(f"Provider {chosen.name!r}: {withheld.what}; {withheld.suggestion}.")
-        if provider_type.env_key_implies_provider:
+        if provider_type.env_key_implies_provider and not chosen.origin.startswith("providers["):
             raise _env_key_error(provider_type, capability, config, types)
+        if provider_type.env_key_implies_provider:  # an entry of the file: name it (the seeds'
+            # sentence first, then the real problem, as pi-web config says it)
+            raise ConfigError(
+                f"{provider_type.api_key_env} environment variable is not set. Set it to your "
+                f"{provider_type.display_name} API key to use {_TOOL_WORDS[capability]}. Or add "
+                f'"apiKey": "..." to the entry {chosen.origin} ({chosen.name}) of {config.path}: '
+                "it has no key."
+            )
         env = provider_type.api_key_env
         hint = f" or set {env}" if env else ""
         raise ConfigError(
