@@ -355,9 +355,7 @@ def test_a_name_clash_with_another_llm_plugin_is_said_once_and_a_prefix_picks_ou
     assert prefixed.returncode == 0 and prefixed.stderr == "", prefixed.stderr
     ours = {t["name"] for t in json.loads(prefixed.stdout)["tools"] if t["plugin"] == "pi_tools"}
     assert ours == {"pi_web_search", "pi_web_fetch", "pi_summarize"}
-    call = json.dumps(
-        {"tool_calls": [{"name": "pi_web_search", "arguments": {"queries": ["x"]}}]}
-    )
+    call = json.dumps({"tool_calls": [{"name": "pi_web_search", "arguments": {"queries": ["x"]}}]})
     proc = _llm(llm_home, "-m", "echo", "-T", "pi_web_search", call)
     assert proc.returncode == 0, proc.stderr
     [result] = _echo_tool_results(proc.stdout)
