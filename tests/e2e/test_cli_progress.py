@@ -42,6 +42,11 @@ def _fetch_two_slow_pages(
     if not tty:
         proc = subprocess.run(args, capture_output=True, text=True, timeout=60)
         return proc.stderr
+    return _stderr_on_a_terminal(args)
+
+
+def _stderr_on_a_terminal(args: list[str]) -> str:
+    """What *args* writes to stderr when stderr is a pseudo-terminal."""
     leader, follower = pty.openpty()
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=follower)
     os.close(follower)
@@ -92,24 +97,6 @@ def test_pi_web_shows_progress_for_one_slow_url(httpserver, write_config):
             ]
         }
     )
-    leader, follower = pty.openpty()
-    proc = subprocess.Popen(
-        [PI_WEB, "fetch", httpserver.url_for("/only.txt")],
-        stdout=subprocess.DEVNULL,
-        stderr=follower,
-    )
-    os.close(follower)
-    chunks = b""
-    while True:
-        try:
-            chunk = os.read(leader, 4096)
-        except OSError:
-            break
-        if not chunk:
-            break
-        chunks += chunk
-    proc.wait(60)
-    os.close(leader)
-    shown = chunks.decode("utf-8", "replace")
+    shown = _stderr_on_a_terminal([PI_WEB, "fetch", httpserver.url_for("/only.txt")])
     assert "web_fetch: working (1 s)" in shown and "web_fetch: working (2 s)" in shown, shown
     assert shown.endswith("\r\x1b[K")

@@ -16,7 +16,7 @@ from mcp.shared.exceptions import MCPError
 
 from tests.support import SECRET, kagi_config, serve
 from tests.support.fake_apis import FakeKagi
-from tests.support.hosts import PI_WEB, TIMEOUT
+from tests.support.hosts import MCP_INITIALIZE, PI_WEB, TIMEOUT
 from tests.support.hosts import mcp_stdio_session as _session
 from tests.support.hosts import result_text as _text
 from tests.support.hosts import run_async as _run
@@ -187,16 +187,7 @@ def test_mcp_rereads_config_without_restart(agent_dir, server_log, kagi, write_c
 def test_mcp_stdout_is_only_protocol(agent_dir):
     """Over raw stdio (Claude Desktop's handshake) every stdout line is JSON-RPC, and EOF ends the server with 0."""
     messages = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "raw-test", "version": "1"},
-            },
-        },
+        MCP_INITIALIZE,
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
     ]
@@ -250,19 +241,7 @@ def _stdio_server(agent_dir: Path) -> subprocess.Popen:
         text=True,
         env={**os.environ, "PI_CODING_AGENT_DIR": str(agent_dir)},
     )
-    for message in (
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "signal-test", "version": "1"},
-            },
-        },
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-    ):
+    for message in (MCP_INITIALIZE, {"jsonrpc": "2.0", "method": "notifications/initialized"}):
         proc.stdin.write(json.dumps(message) + "\n")
         proc.stdin.flush()
     assert json.loads(proc.stdout.readline())["id"] == 1
@@ -468,16 +447,7 @@ _ENVELOPE = {
     "io.modelcontextprotocol/clientCapabilities": {},
     "io.modelcontextprotocol/clientInfo": {"name": "probing client", "version": "1"},
 }
-_INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "probing client", "version": "1"},
-    },
-}
+_INITIALIZE = MCP_INITIALIZE
 
 
 class _StdioClient:

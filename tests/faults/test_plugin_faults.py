@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.hosts import declare_distribution
+from tests.support.hosts import MCP_INITIALIZE, declare_distribution
 
 pytestmark = pytest.mark.slow
 
@@ -121,16 +121,7 @@ def test_a_plugin_import_that_hangs_does_not_hang_mcp_or_llm(tmp_path, agent_dir
     env = _env(_hanging_site(tmp_path), agent_dir)
     start = time.monotonic()
     messages = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "t", "version": "1"},
-            },
-        },
+        MCP_INITIALIZE,
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
     ]

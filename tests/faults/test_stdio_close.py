@@ -12,19 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.hosts import MCP_INITIALIZE
+
 pytestmark = pytest.mark.slow
 
 PI_WEB = str(Path(sys.executable).parent / "pi-web")
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "closing client", "version": "1"},
-    },
-}
 
 
 def _session(agent_dir: Path) -> subprocess.Popen:
@@ -36,7 +28,7 @@ def _session(agent_dir: Path) -> subprocess.Popen:
         # Warnings printed as Python prints them by default, whatever the test runner sets.
         env={**os.environ, "PI_CODING_AGENT_DIR": str(agent_dir), "PYTHONWARNINGS": "default"},
     )
-    proc.stdin.write((json.dumps(INITIALIZE) + "\n").encode())
+    proc.stdin.write((json.dumps(MCP_INITIALIZE) + "\n").encode())
     proc.stdin.flush()
     assert json.loads(proc.stdout.readline())["id"] == 1
     return proc

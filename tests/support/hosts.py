@@ -238,3 +238,16 @@ def declare_distribution(root: Path, dist: str, group: str, name: str, module: s
         f"Metadata-Version: 2.1\nName: {project.replace('_', '-')}\nVersion: {version}\n"
     )
     (info / "entry_points.txt").write_text(f"[{group}]\n{name} = {module}\n")
+
+
+#: An MCP ``initialize`` request at a handshake-era version, as a hand-written client sends it.
+MCP_INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "test client", "version": "1"},
+    },
+}
