@@ -94,7 +94,7 @@ _INSTALL_EXTRA = "browser"
 class BrowserOptions(CommonOptions):
     """Options of a ``browser`` fetcher."""
 
-    executable_path: str | None = option(None)
+    executable_path: str | None = option(None, runs=True)
     allow_private_network: bool = option(False)
     max_bytes: int = option(DEFAULT_MAX_BYTES, validator=between(10_000, 100_000_000))
     max_pages: int = option(4, validator=between(1, 10))

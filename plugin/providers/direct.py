@@ -29,7 +29,7 @@ from ..api import (
     ProviderConfig,
     ProviderType,
     RetryPolicy,
-    at_least,
+    between,
     hookimpl,
     option,
     run_interruptible,
@@ -65,7 +65,7 @@ SERVED_MARKDOWN = "the site served this page as Markdown"
 class DirectOptions(CommonOptions):
     """Options of a ``direct`` fetcher."""
 
-    max_bytes: int = option(DEFAULT_MAX_BYTES, validator=at_least(1))
+    max_bytes: int = option(DEFAULT_MAX_BYTES, validator=between(1, 100_000_000))
     allow_private_network: bool = option(False)
 
 
