@@ -217,11 +217,7 @@ def config_report() -> tuple[str, bool]:
         options = provider.options
         if options is not None:
             shown = [
-<<<<<<< HEAD
-                f"{option_key(field)}={_as_json(getattr(options, field.name))}"
-=======
-                f"{option_key(field)}={_shown(getattr(options, field.name))!r}"
->>>>>>> main
+                f"{option_key(field)}={_as_json(_shown(getattr(options, field.name)))}"
                 for field in options_fields(type(options))
                 if getattr(options, field.name) is not None
                 and not (field.name == "allow_private_network" and not getattr(options, field.name))
