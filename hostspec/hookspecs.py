@@ -62,3 +62,4 @@ def register_commands(register: Callable[[Command], None]) -> None:
 def version_lines() -> list[str]:
     """Return lines ``pi-web --version`` prints after the host's own: what this plugin is made
     of beyond its entry point (its own plugins, say), one fact a line; ``[]`` for nothing."""
+    return []
