@@ -7,9 +7,10 @@ fields its :class:`~pi_web_tools.api.types.ProviderType` declares.
 
 from __future__ import annotations
 
+import contextvars
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any, Literal, overload
@@ -21,7 +22,7 @@ from pi_hostspec.loading import LoadTimeout, load_within
 from pi_hostspec.types import ToolContext
 
 from ..api import hookspecs, redaction
-from ..api.errors import ConfigError, ProviderError
+from ..api.errors import ConfigError, ErrorKind, ProviderError
 from ..api.options import Kind
 from ..api.readers import Reader
 from ..api.types import (
@@ -53,6 +54,8 @@ __all__ = [
     "provider_types",
     "readers",
     "resolve_provider",
+    "search_fallbacks",
+    "search_fusion",
     "set_provider_types",
 ]
 
@@ -429,7 +432,12 @@ class Selection:
                     with _strays_lock:
                         _strays[name] -= 1
 
-        threading.Thread(target=run, name=f"pi-web call {name}", daemon=True).start()
+        # The provider's thread sees this thread's context variables (search failover's
+        # "another provider is ready", which the retry loop reads).
+        context = contextvars.copy_context()
+        threading.Thread(
+            target=context.run, args=(run,), name=f"pi-web call {name}", daemon=True
+        ).start()
         give_up = time.monotonic() + seconds + min(max(2.0, 0.1 * seconds), 30.0)
         cancel = ctx.cancel if ctx is not None else None
         while not done.wait(0.05):
@@ -447,6 +455,7 @@ class Selection:
                         raise ProviderError(
                             f"{name} did not answer within {seconds:g} s (timeoutSeconds)",
                             provider=name,
+                            kind=ErrorKind.TIMEOUT,
                         )
         if "error" in box:
             raise box["error"]
@@ -653,3 +662,53 @@ def resolve_provider(
         type=provider_type,
         config=config,
     )
+
+
+def search_fallbacks(first: Selection, filters: Collection[str] = ()) -> list[Selection]:
+    """The providers a query fails over to after *first* when its call named no provider, in
+    order: ``searchFallback``'s names, or (``true``, the default) every other configured
+    provider that searches by default, in file order. A provider that cannot apply the call's
+    *filters*, or cannot be used (no key), is left out; none when ``searchFallback`` is
+    ``false``."""
+    config = first.config
+    setting = config.search_fallback
+    if setting is False:
+        return []
+    types = provider_types()
+    if setting is True:
+        names = [
+            p.name
+            for p in config.providers
+            if p.type in types and types[p.type].serves_by_default("search")
+        ]
+    else:
+        names = list(setting)
+    found = []
+    for name in dict.fromkeys(names):
+        if name == first.entry.name:
+            continue
+        try:
+            selection = resolve_provider("search", name, config=config)
+        except ConfigError:
+            continue  # no key, or no longer a search provider: not a fallback
+        if set(filters) <= selection.type.search_filters:
+            found.append(selection)
+    return found
+
+
+def search_fusion(
+    config: Config, setting: str | Collection[str], filters: Collection[str] = ()
+) -> list[str]:
+    """The providers a fused call sends each query to, for *setting* (a call's ``provider``, or
+    ``searchFusion``): for ``"all"``, every configured provider that searches by default and
+    applies the call's *filters*; else the names listed."""
+    if setting != "all":
+        return list(dict.fromkeys(setting))
+    types = provider_types()
+    return [
+        p.name
+        for p in config.providers
+        if p.type in types
+        and types[p.type].serves_by_default("search")
+        and set(filters) <= types[p.type].search_filters
+    ]

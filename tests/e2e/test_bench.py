@@ -42,6 +42,10 @@ def test_benchmark_runs_in_quick_mode(tmp_path):
         "11a. a GitHub file through web_fetch",
         "11b. 5 GitHub and package pages",
         "11c. a 130-comment GitHub issue",
+        "12a. web_search fusion of 3 providers",
+        "12b. search failover after a 429",
+        "12c. search failover from SearXNG's 403",
+        "12d. 5-query call: URLs listed more than once",
     ):
         assert label in proc.stdout
     assert "quick mode: targets not enforced" in proc.stdout

@@ -93,7 +93,10 @@ def test_config_without_file_names_every_key_variable_and_the_keyless_option(cap
         in out
     )
     assert 'add {"name": "free", "type": "ddgs"} to "providers"' in out
-    assert "brave (search); tavily (fetch, search); browser (fetch); ddgs (search)" in out
+    assert (
+        "brave (search); tavily (fetch, search); searxng (search); browser (fetch); ddgs (search)"
+        in out
+    )
 
 
 def test_config_never_prints_the_key(capsys, write_config):

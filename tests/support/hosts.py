@@ -52,6 +52,22 @@ def result_text(result) -> str:
     return "\n".join(block.text for block in result.content)
 
 
+# --------------------------------------------------------------------------- pi-web
+
+
+def pi_web(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    """The `pi-web` CLI with *args* (no colour), in this test's agent dir."""
+    env = dict(os.environ if env is None else env, NO_COLOR="1")
+    return subprocess.run([PI_WEB, *args], capture_output=True, text=True, env=env, timeout=60)
+
+
+def pi_web_call(tool: str, args: dict) -> dict:
+    """`pi-web call TOOL ARGS --json`: the result as the JSON object it prints."""
+    proc = pi_web("call", tool, json.dumps(args), "--json")
+    assert proc.stdout, proc.stderr
+    return json.loads(proc.stdout)
+
+
 # --------------------------------------------------------------------------- MCP over stdio
 
 
