@@ -473,13 +473,15 @@ MCP_HANDSHAKE = [
 ]
 
 
-def _first_tools_list(command: list[str], env: dict) -> float:
-    """Seconds from starting *command* (an MCP stdio server) to its tools/list answer."""
+def _handshake_times(command: list[str], env: dict) -> tuple[float, float]:
+    """Seconds from starting *command* (an MCP stdio server) to its first answer (to
+    ``initialize``) and to its ``tools/list`` answer."""
     data = "".join(json.dumps(message) + "\n" for message in MCP_HANDSHAKE).encode()
     start = time.perf_counter()
     proc = subprocess.Popen(
         command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env
     )
+    first = None
     try:
         proc.stdin.write(data)
         proc.stdin.flush()
@@ -487,8 +489,10 @@ def _first_tools_list(command: list[str], env: dict) -> float:
             line = proc.stdout.readline()
             if not line:
                 raise RuntimeError(f"{command[0]} ended before answering tools/list")
+            if first is None:
+                first = time.perf_counter() - start
             if json.loads(line).get("id") == 2:
-                elapsed = time.perf_counter() - start
+                listed = time.perf_counter() - start
                 break
         proc.stdin.close()
         proc.wait(timeout=30)
@@ -496,7 +500,7 @@ def _first_tools_list(command: list[str], env: dict) -> float:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    return elapsed
+    return first, listed
 
 
 def fetch_server(venv: Path) -> tuple[list[str] | None, str]:
@@ -521,9 +525,9 @@ def fetch_server(venv: Path) -> tuple[list[str] | None, str]:
     return ([str(exe)], "") if exe.exists() else (None, "mcp-server-fetch has no script")
 
 
-def bench_mcp_startup(agent: Path, reps: int, fetch_venv: Path | None) -> dict:
-    """Start to first tools/list over stdio: `pi-web mcp` vs the official fetch server, each in
-    fresh processes, interleaved so load changes hit both."""
+def bench_mcp_startup(agent: Path, reps: int, fetch_venv: Path | None) -> list[dict]:
+    """Start to first answer and to first tools/list over stdio: `pi-web mcp` vs the official
+    fetch server, each in fresh processes, interleaved so load changes hit both."""
     script = Path(sys.executable).parent / "pi-web"
     ours = (
         [str(script), "mcp"]
@@ -532,33 +536,46 @@ def bench_mcp_startup(agent: Path, reps: int, fetch_venv: Path | None) -> dict:
     )
     env = {**os.environ, "PI_CODING_AGENT_DIR": str(agent)}
     env.pop("PYTHONDONTWRITEBYTECODE", None)
-    label = "6. MCP start to first tools/list (stdio) vs mcp-server-fetch"
+    labels = (
+        "6. MCP start to first tools/list (stdio) vs mcp-server-fetch",
+        "6b. MCP start to first answer (stdio) vs mcp-server-fetch",
+    )
     theirs, why = fetch_server(fetch_venv) if fetch_venv else (None, "run with --fetch to compare")
-    samples: dict[str, list[float]] = {"ours": [], "fetch": []}
+    samples: dict[str, list[tuple[float, float]]] = {"ours": [], "fetch": []}
     for command in (ours, theirs):  # warm the disk cache
         if command:
-            _first_tools_list(command, env)
+            _handshake_times(command, env)
     for _ in range(reps):
-        samples["ours"].append(_first_tools_list(ours, env))
+        samples["ours"].append(_handshake_times(ours, env))
         if theirs:
-            samples["fetch"].append(_first_tools_list(theirs, env))
-    ours_m, ours_s = _median_spread(samples["ours"])
-    if not theirs:
-        return {
-            "target": label,
-            "measured": None,
-            "limit": 1.0,
-            "unit": "x",
-            "note": f"ours {ours_m * 1000:.0f} ms ± {ours_s * 1000:.0f}; fetch server skipped: {why}",
-        }
-    fetch_m, fetch_s = _median_spread(samples["fetch"])
-    return {
-        "target": label,
-        "measured": ours_m / fetch_m,
-        "limit": 1.0,
-        "unit": "x",
-        "note": f"{ours_m * 1000:.0f} ms ± {ours_s * 1000:.0f} vs {fetch_m * 1000:.0f} ms ± {fetch_s * 1000:.0f}",
-    }
+            samples["fetch"].append(_handshake_times(theirs, env))
+    rows = []
+    for index, label in ((1, labels[0]), (0, labels[1])):
+        ours_m, ours_s = _median_spread([times[index] for times in samples["ours"]])
+        if not theirs:
+            rows.append(
+                {
+                    "target": label,
+                    "measured": None,
+                    "limit": 1.0,
+                    "unit": "x",
+                    "note": f"ours {ours_m * 1000:.0f} ms ± {ours_s * 1000:.0f}; fetch server "
+                    f"skipped: {why}",
+                }
+            )
+            continue
+        fetch_m, fetch_s = _median_spread([times[index] for times in samples["fetch"]])
+        rows.append(
+            {
+                "target": label,
+                "measured": ours_m / fetch_m,
+                "limit": 1.0,
+                "unit": "x",
+                "note": f"{ours_m * 1000:.0f} ms ± {ours_s * 1000:.0f} vs {fetch_m * 1000:.0f} ms "
+                f"± {fetch_s * 1000:.0f}",
+            }
+        )
+    return rows
 
 
 def bench_truncation(reps: int) -> list[dict]:
@@ -937,7 +954,7 @@ ROW_GROUPS = {
     "startup": ("4a",),
     "llm_startup": ("4b",),
     "truncation": ("5a", "5b"),
-    "mcp_startup": ("6",),
+    "mcp_startup": ("6", "6b"),
     "cached_fetch": ("7",),
     "question": ("10a", "10b"),
     "browser": ("9a", "9b"),
@@ -1021,7 +1038,7 @@ def main(argv: list[str] | None = None) -> int:
             fetch_venv = options.fetch_venv or (
                 Path(agent) / "fetch-venv" if options.fetch else None
             )
-            rows.append(bench_mcp_startup(Path(agent), 3 if options.quick else 15, fetch_venv))
+            rows += bench_mcp_startup(Path(agent), 3 if options.quick else 15, fetch_venv)
     width = max(len(row["target"]) for row in rows)
     print(f"{'target'.ljust(width)}  {'measured':>12}  {'limit':>12}  result  detail")
     missed = 0

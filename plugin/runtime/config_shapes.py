@@ -557,9 +557,7 @@ def parse_config(
             if kind is None:
                 errors.append(f"{where}.type: required; one of {known}")
             else:
-                errors.append(
-                    f"{where}.type: unknown type {describe(kind, show=True)}; known types: {known}"
-                )
+                errors.append(f"{where}.type: {_unknown_type(kind, sorted(types))}")
             continue
         provider_type = types[kind]
         api_key = entry.get("apiKey")
@@ -818,3 +816,16 @@ def implicit_from_env(path: Path, types: Mapping[str, ProviderType]) -> Config:
         providers=tuple(providers),
         default_provider=providers[0].name,
     )
+
+
+def _unknown_type(kind: Any, known: list[str]) -> str:
+    """``unknown type "brvae" (did you mean "brave"?); known types: ...`` (a value that is not
+    a string is described as such)."""
+    import difflib
+    import json
+
+    if not isinstance(kind, str):
+        return f"unknown type {describe(kind, show=True)}; known types: {', '.join(known)}"
+    close = difflib.get_close_matches(kind.lower(), known, n=1, cutoff=0.6)
+    hint = f" (did you mean {json.dumps(close[0])}?)" if close else ""
+    return f"unknown type {json.dumps(kind)}{hint}; known types: {', '.join(known)}"

@@ -8,7 +8,6 @@ fields its :class:`~pi_web_tools.api.types.ProviderType` declares.
 from __future__ import annotations
 
 import contextvars
-import os
 import threading
 import time
 from collections.abc import Callable, Collection, Iterable
@@ -19,6 +18,7 @@ from typing import Any, Literal, overload
 import pluggy
 from attrs import evolve, frozen
 from pi_hostspec.host import UNKNOWN_DISTRIBUTION, SkippedPlugin, distribution_of
+from pi_hostspec.loading import LoadTimeout, load_within
 from pi_hostspec.types import ToolContext
 
 from ..api import hookspecs, redaction
@@ -96,47 +96,6 @@ def _one_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-#: Overrides how long a provider plugin's import may take (seconds), as for host plugins.
-IMPORT_TIMEOUT_ENV = "PI_PLUGIN_IMPORT_TIMEOUT"
-#: How long a provider plugin's import may take by default (the host plugins' bound too).
-DEFAULT_IMPORT_TIMEOUT = 15.0
-
-
-class _ImportTimeout(TimeoutError):
-    """A plugin's import did not finish in time; ``str()`` says so."""
-
-
-def _import_timeout() -> float:
-    try:
-        seconds = float(os.environ.get(IMPORT_TIMEOUT_ENV, ""))
-    except ValueError:
-        return DEFAULT_IMPORT_TIMEOUT
-    return seconds if 0 < seconds < float("inf") else DEFAULT_IMPORT_TIMEOUT
-
-
-def _load_within(load: Callable[[], Any]) -> Any:
-    """``load()``, or :class:`_ImportTimeout` when it has not returned in time: the import
-    runs in a daemon thread that is left behind, holding nothing the tools need."""
-    seconds = _import_timeout()
-    box: dict[str, Any] = {}
-    done = threading.Event()
-
-    def run() -> None:
-        try:
-            box["value"] = load()
-        except BaseException as exc:  # noqa: BLE001 - handed to the caller
-            box["error"] = exc
-        finally:
-            done.set()
-
-    threading.Thread(target=run, name="pi-web provider plugin load", daemon=True).start()
-    if not done.wait(seconds):
-        raise _ImportTimeout(f"its import did not finish within {seconds:g} s")
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
-
-
 def _misplaced_hook(plugin: Any) -> str | None:
     """Why *plugin* registers nothing although it defines ``register_provider_types`` (or
     ``register_readers``): the function is not marked with ``pi_web_tools.hookimpl`` (another
@@ -179,8 +138,8 @@ def get_provider_manager(
             if pm.has_plugin(point.name) or pm.is_blocked(point.name):
                 continue
             try:
-                plugin = _load_within(point.load)
-            except _ImportTimeout as exc:  # an import that hangs must not hang every call
+                plugin = load_within(point.load)  # the host plugins' bound and helper
+            except LoadTimeout as exc:  # an import that hangs must not hang every call
                 problems.append(_problem(point.name, distribution_of(point), str(exc)))
                 continue
             except Exception as exc:  # noqa: BLE001 - a broken plugin must not break the tools
@@ -681,8 +640,16 @@ def resolve_provider(
         withheld = config.withheld_key(chosen.name)
         if withheld is not None:  # a key kept from a baseUrl others could have planted
             raise ConfigError(f"Provider {chosen.name!r}: {withheld.what}; {withheld.suggestion}.")
-        if provider_type.env_key_implies_provider:
+        if provider_type.env_key_implies_provider and not chosen.origin.startswith("providers["):
             raise _env_key_error(provider_type, capability, config, types)
+        if provider_type.env_key_implies_provider:  # an entry of the file: name it (the seeds'
+            # sentence first, then the real problem, as pi-web config says it)
+            raise ConfigError(
+                f"{provider_type.api_key_env} environment variable is not set. Set it to your "
+                f"{provider_type.display_name} API key to use {_TOOL_WORDS[capability]}. Or add "
+                f'"apiKey": "..." to the entry {chosen.origin} ({chosen.name}) of {config.path}: '
+                "it has no key."
+            )
         env = provider_type.api_key_env
         hint = f" or set {env}" if env else ""
         raise ConfigError(

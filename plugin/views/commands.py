@@ -240,6 +240,22 @@ def _cache(options: argparse.Namespace, cli: Any) -> int:
     return 0
 
 
+def provider_plugins_line() -> str:
+    """``provider plugins: kagi, exa, ... (pi-web-tools 0.1.0); fancy (fancy-search 1.2)``:
+    every entry point of the provider group, by distribution (nothing is imported)."""
+    from importlib.metadata import entry_points
+
+    from pi_hostspec.host import distribution_of
+
+    from ..api.hookspecs import ENTRY_POINT_GROUP
+
+    by_distribution: dict[str, list[str]] = {}
+    for point in entry_points(group=ENTRY_POINT_GROUP):
+        by_distribution.setdefault(distribution_of(point), []).append(point.name)
+    parts = [f"{', '.join(names)} ({dist})" for dist, names in by_distribution.items()]
+    return f"provider plugins: {'; '.join(parts) or 'none'}"
+
+
 COMMANDS = (
     Command(
         name="search",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from ..api.defaults import TOOL_FOR as _TOOLS
 from ..api.errors import ConfigError
@@ -277,7 +278,7 @@ def config_report() -> tuple[str, bool]:
         options = provider.options
         if options is not None:
             shown = [
-                f"{option_key(field)}={_shown(getattr(options, field.name))!r}"
+                f"{option_key(field)}={_as_json(_shown(getattr(options, field.name)))}"
                 for field in options_fields(type(options))
                 if getattr(options, field.name) is not None
                 and not (field.name == "allow_private_network" and not getattr(options, field.name))
@@ -299,3 +300,13 @@ def config_report() -> tuple[str, bool]:
         lines.append(f"Note: {note}")
     lines += _coverage(config, types)
     return redact_secrets("\n".join(lines)), not config.key_problems
+
+
+def _as_json(value: Any) -> str:
+    """An option's value as it is written in web-search.json (true, "v1", ["a", "b"])."""
+    import json
+
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):  # a value the file cannot hold: as Python shows it
+        return repr(value)

@@ -594,3 +594,56 @@ class FakeSearxng(LoopbackServer):
                 )
 
         super().__init__(Handler)
+
+
+def serve_for_trying(agent: str | None = None, key: str = "fake-key-for-trying") -> int:
+    """``python -m tests.support.fake_apis``: serve fake Kagi, Exa, Brave and Tavily on
+    loopback until Ctrl-C, with a ``web-search.json`` that points pi-web at them, so the paid
+    providers can be tried without a key; prints the one line that uses them."""
+    import os
+    import signal
+    import tempfile
+    import threading
+    from pathlib import Path
+
+    fakes = {
+        "kagi": FakeKagi(key),
+        "exa": FakeExa(key),
+        "brave": FakeBrave(key),
+        "tavily": FakeTavily(key),
+    }
+    for fake in fakes.values():
+        fake.start()
+    folder = Path(agent) if agent else Path(tempfile.mkdtemp(prefix="pi-web-fakes-"))
+    folder.mkdir(parents=True, exist_ok=True)
+    providers = [
+        {"name": name, "type": name, "apiKey": key, "options": {"baseUrl": fake.base_url}}
+        for name, fake in fakes.items()
+    ]
+    path = folder / "web-search.json"
+    path.write_text(json.dumps({"defaultProvider": "kagi", "providers": providers}, indent=2))
+    path.chmod(0o600)
+    print(
+        "Fake Kagi, Exa, Brave and Tavily APIs are serving on 127.0.0.1 (Ctrl-C stops them).\n"
+        f"In another shell: export PI_CODING_AGENT_DIR={folder}\n"
+        'then: pi-web search "rust async" (or --provider exa, brave, tavily), '
+        "pi-web summarize https://example.com/a",
+        flush=True,
+    )
+    stop = threading.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: stop.set())
+    while not stop.wait(0.5):
+        pass
+    for fake in fakes.values():
+        fake.close()
+    if not agent:
+        path.unlink(missing_ok=True)
+        os.rmdir(folder)
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(serve_for_trying(sys.argv[1] if len(sys.argv) > 1 else None))

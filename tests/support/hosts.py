@@ -129,9 +129,10 @@ class Running:
 
 
 def start_mcp_http(
-    args: list[str], env: dict[str, str]
+    args: list[str], env: dict[str, str], preexec_fn=None
 ) -> tuple[subprocess.Popen, list[str], int | None]:
-    """Start `pi-web mcp --http ARGS`; the process, its stderr lines so far and its port."""
+    """Start `pi-web mcp --http ARGS` (*preexec_fn* runs in the child before it starts); the
+    process, its stderr lines so far and its port."""
     proc = subprocess.Popen(
         [PI_WEB, "mcp", "--http", *args],
         stdin=subprocess.DEVNULL,
@@ -139,6 +140,7 @@ def start_mcp_http(
         stderr=subprocess.PIPE,
         text=True,
         env={**os.environ, **env},
+        preexec_fn=preexec_fn,
     )
     lines: list[str] = []
     found = threading.Event()
@@ -159,10 +161,12 @@ def start_mcp_http(
 
 
 @contextmanager
-def mcp_http_serving(agent_dir: Path, *args: str, env: dict | None = None):
+def mcp_http_serving(agent_dir: Path, *args: str, env: dict | None = None, preexec_fn=None):
     """`pi-web mcp --http --port 0 ARGS` running; stopped with SIGTERM (exit 0) afterwards."""
     proc, lines, port = start_mcp_http(
-        ["--port", "0", *args], {"PI_CODING_AGENT_DIR": str(agent_dir), **(env or {})}
+        ["--port", "0", *args],
+        {"PI_CODING_AGENT_DIR": str(agent_dir), **(env or {})},
+        preexec_fn,
     )
     try:
         assert port is not None, "".join(lines)
@@ -250,3 +254,16 @@ def declare_distribution(root: Path, dist: str, group: str, name: str, module: s
         f"Metadata-Version: 2.1\nName: {project.replace('_', '-')}\nVersion: {version}\n"
     )
     (info / "entry_points.txt").write_text(f"[{group}]\n{name} = {module}\n")
+
+
+#: An MCP ``initialize`` request at a handshake-era version, as a hand-written client sends it.
+MCP_INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "test client", "version": "1"},
+    },
+}
