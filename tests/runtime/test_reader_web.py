@@ -185,3 +185,13 @@ def test_no_command_is_run_when_it_is_not_installed(monkeypatch):
     )
     monkeypatch.setenv("PATH", os.devnull)
     assert token_for(spec) is None
+
+
+def test_a_readers_token_variables_are_redacted_once_the_readers_are_loaded(monkeypatch):
+    from pi_web_tools.runtime import registry
+
+    monkeypatch.setattr(redaction, "_env_names", set())  # nothing watched yet in this process
+    monkeypatch.setenv("GH_TOKEN", "ghp_redactMe0000000000000000000000000")
+    assert redaction.redact_secrets("ghp_redactMe0000000000000000000000000") != "***"
+    registry.load_secrets()
+    assert redaction.redact_secrets("x ghp_redactMe0000000000000000000000000 y") == "x *** y"
