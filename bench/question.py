@@ -169,8 +169,9 @@ def main(argv: list[str] | None = None) -> int:
         )
         for name in ("NO_PROXY", "no_proxy", "HTTPS_PROXY", "https_proxy", "ALL_PROXY"):
             os.environ.pop(name, None)
-        config = {
-            "providers": [{"name": "direct", "type": "direct", "options": {"timeoutSeconds": 60}}]
+        config = {  # the pages' own HTML, as the answers were written from: no site reader
+            "providers": [{"name": "direct", "type": "direct", "options": {"timeoutSeconds": 60}}],
+            "readers": False,
         }
         (Path(agent) / "web-search.json").write_text(json.dumps(config))
         (Path(agent) / "web-search.json").chmod(0o600)

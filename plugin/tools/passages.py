@@ -17,7 +17,6 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 
-import attrs
 from attrs import frozen
 
 __all__ = [
@@ -249,7 +248,7 @@ def _stemmer():
     return _STEMMER
 
 
-_TOKEN = re.compile(r"(?u)\b\w\w+\b")
+_TOKEN = re.compile(r"\w\w+")  # every run of two or more word characters
 
 
 _PARTS = re.compile(r"_+|(?<=[a-z0-9])(?=[A-Z])")
@@ -275,10 +274,10 @@ def _parts(identifier: str) -> list[str]:
     return parts if len(parts) > 1 else []
 
 
-def _documents(text: str, passages: Sequence[Passage]) -> list[list[str]]:
-    """Each passage's stemmed words, its heading's included, and for a code block the end of
-    the text before it (:func:`_words`, done in bulk: one lower-casing of the page, each
-    distinct word stemmed once)."""
+def _documents(text: str, passages: Sequence[Passage]) -> tuple[list[list[int]], dict[str, int]]:
+    """Each passage's stemmed words as ids, and the ids of the stems: the passage's own words,
+    its heading's, and for a code block the end of the text before it (:func:`_words`, done in
+    bulk: one lower-casing of the page, each distinct word stemmed once)."""
     lowered = text.lower()
     if len(lowered) != len(text):  # a few letters lower-case to two: keep offsets aligned
         lowered = "".join(ch.lower() if len(ch.lower()) == 1 else ch for ch in text)
@@ -301,8 +300,12 @@ def _documents(text: str, passages: Sequence[Passage]) -> list[list[str]]:
             words.extend(headings[passage.heading])
         documents.append(words)
     distinct = list({word for words in documents for word in words})
-    stems = dict(zip(distinct, _stemmer().stemWords(distinct), strict=True))
-    return [[stems[word] for word in words] for words in documents]
+    vocabulary: dict[str, int] = {}
+    ids = {
+        word: vocabulary.setdefault(stem, len(vocabulary))
+        for word, stem in zip(distinct, _stemmer().stemWords(distinct), strict=True)
+    }
+    return [list(map(ids.__getitem__, words)) for words in documents], vocabulary
 
 
 def _query(question: str) -> list[str]:
@@ -351,7 +354,7 @@ def answer(
     if not query or not part.strip():
         return Answer()
     index = _index(part)
-    passages = [attrs.evolve(p, start=p.start + start, end=p.end + start) for p in index.passages]
+    passages = index.passages
     scores = index.scores(query)
     order = sorted(range(len(passages)), key=lambda i: -scores[i])
     best = order[0]
@@ -369,7 +372,13 @@ def answer(
             continue
         chosen.append(rank)
         used += size
-    return Answer(tuple(passages[i] for i in sorted(chosen)), passages[best])
+
+    def moved(passage: Passage) -> Passage:  # offsets in the page, not in the part
+        if not start:
+            return passage
+        return Passage(passage.start + start, passage.end + start, passage.code, passage.heading)
+
+    return Answer(tuple(moved(passages[i]) for i in sorted(chosen)), moved(passages[best]))
 
 
 class _Index:
@@ -379,14 +388,12 @@ class _Index:
         import bm25s
 
         self.passages = split(text)
-        docs = _documents(text, self.passages)
-        vocabulary: dict[str, int] = {}
-        ids = [[vocabulary.setdefault(token, len(vocabulary)) for token in doc] for doc in docs]
+        ids, vocabulary = _documents(text, self.passages)
         self.vocabulary = vocabulary
         self.retriever = bm25s.BM25()
         if vocabulary:  # a page of one-letter words and symbols has nothing to index
             self.retriever.index(bm25s.tokenization.Tokenized(ids, vocabulary), show_progress=False)
-        self.terms = [frozenset(doc) for doc in docs]
+        self.terms = [frozenset(doc) for doc in ids]
 
     def scores(self, query: list[str]) -> list[float]:
         """Every passage's BM25 score for the query terms."""
@@ -403,7 +410,8 @@ class _Index:
         n = len(self.passages)
         weight = 0.0
         for term in query:
-            df = sum(1 for terms in self.terms if term in terms)
+            known = self.vocabulary.get(term)
+            df = 0 if known is None else sum(1 for terms in self.terms if known in terms)
             weight += math.log(1 + (n - df + 0.5) / (df + 0.5)) if df else math.log(1 + n)
         return best / weight if weight else 0.0
 

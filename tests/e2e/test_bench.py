@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import subprocess
 import sys
 
@@ -34,6 +35,8 @@ def test_benchmark_runs_in_quick_mode(tmp_path):
         "5a. truncate_head",
         "5b. truncate_head",
         "7. web_fetch from the cache",
+        "10a. web_fetch question on a cached 100 KB page",
+        "10b. a further question on that page",
         "6. MCP start to first tools/list",
         "11a. a GitHub file through web_fetch",
         "11b. 5 GitHub and package pages",
@@ -82,3 +85,25 @@ def test_extraction_benchmark_runs_in_quick_mode_on_the_committed_sample(tmp_pat
     for label in ("Zyte articles (F1)", "WCXB forum (word F1)", "extraction time vs trafilatura"):
         assert label in proc.stdout
     assert "pages through web_fetch" in proc.stdout
+
+
+def test_question_benchmark_runs_in_quick_mode_on_the_committed_sample(tmp_path):
+    """`python bench/question.py --quick` asks the questions of the committed sample pages
+    through web_fetch, from one download per page (a fresh clone runs it with nothing beside
+    it)."""
+    proc = subprocess.run(
+        [sys.executable, str(BENCH.parent / "question.py"), "--quick"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "validation " in proc.stdout and "quick mode: goals not enforced" in proc.stdout
+    asked, pages, cached = map(
+        int,
+        re.search(
+            r"(\d+) questions on (\d+) pages in \d+ s \((\d+) answered", proc.stdout
+        ).groups(),
+    )
+    assert (asked, pages, cached) == (24, 8, 24)

@@ -255,3 +255,18 @@ def test_the_human_view_shows_the_question_and_how_many_passages(host, guide):
     assert '"reload"' in render_call(
         "web_fetch", {"urls": [guide], "find": ["reload"]}, PlainTheme()
     )
+
+
+def test_text_max_characters_caps_what_the_passages_hold(host, guide):
+    result = host.call(
+        "web_fetch",
+        {"urls": [guide], "question": "How do I reload nginx?", "text_max_characters": 60},
+    )
+    body = result.text.split("\n\n", 1)[1].rsplit("\n\n", 1)[0]
+    shown = "\n".join(line for line in body.splitlines() if not line.startswith("["))
+    assert len(shown) <= 60
+    if "cut here" in body:
+        at = int(re.search(r"goes on from offset (\d+)", body).group(1))
+        assert GUIDE[at - 5 : at] in shown
+    call = json.loads(READ_AROUND.search(result.text).group(1))
+    assert call["text_max_characters"] == 60  # the read-around call keeps the window size
