@@ -108,7 +108,8 @@ def test_the_provider_guide_names_every_name_of_the_provider_api():
     import pi_web_tools.api as api
 
     guide = (ROOT / "docs" / "writing-a-provider.md").read_text(encoding="utf-8")
-    spans = " ".join(re.findall(r"`([^`]+)`", guide))
+    prose = re.sub(r"```.*?```", "", guide, flags=re.S)  # inline code, not the code blocks
+    spans = " ".join(re.findall(r"`([^`]+)`", prose))
     missing = [name for name in api.__all__ if not re.search(rf"\b{re.escape(name)}\b", spans)]
     assert missing == []
 
@@ -186,3 +187,21 @@ def test_security_md_lists_exactly_the_credential_like_parameters():
     parts = parts.split("which covers", 1)[0]
     assert set(re.findall(r"`([^`]+)`", names)) == set(CREDENTIAL_NAMES)
     assert set(re.findall(r"`([^`]+)`", parts)) == set(CREDENTIAL_PARTS)
+
+
+def test_the_provider_tutorial_runs_as_written(tmp_path, monkeypatch):
+    """docs/writing-a-provider.md opens with the smallest provider and its test: both blocks,
+    written to files as the reader would, import and pass."""
+    import importlib
+    import re
+    import textwrap
+
+    guide = (ROOT / "docs" / "writing-a-provider.md").read_text(encoding="utf-8")
+    tutorial = guide[guide.index("## Step by step") : guide.index("## The provider API")]
+    blocks = [textwrap.dedent(b) for b in re.findall(r"```python\n(.*?)```", tutorial, re.S)]
+    assert len(blocks) == 2
+    (tmp_path / "hello_search.py").write_text(blocks[0])
+    (tmp_path / "test_hello_search.py").write_text(blocks[1])
+    monkeypatch.syspath_prepend(str(tmp_path))
+    tests = importlib.import_module("test_hello_search")
+    tests.test_hello_follows_the_contract_and_answers()

@@ -26,7 +26,7 @@ from pi_hostspec.truncate import format_size
 
 from . import retry as retry_module
 from .errors import ProviderError
-from .redaction import redact, redact_secrets, redact_value
+from .redaction import known_secrets, redact, redact_bytes, redact_secrets, redact_value
 from .retry import Retryable, RetryPolicy, parse_retry_after, with_retries
 from .version import __version__
 
@@ -104,6 +104,8 @@ _NETWORK_ERRORS = (
 
 def network_error_message(exc: BaseException) -> str:
     """A one-line description of a requests / socket failure."""
+    if _response_header_error(exc):
+        return "the server's response headers are invalid"
     for kinds, message in _NETWORK_ERRORS:
         if isinstance(exc, kinds):
             return message
@@ -133,11 +135,15 @@ def read_body(
     deadline: float,
     cancel: threading.Event | None = None,
 ) -> tuple[bytes, bool]:
-    """Read a streamed body up to *max_bytes*; return (bytes, exceeded_cap).
+    """Read a streamed body up to *max_bytes*; return (bytes, exceeded_cap). Every known key in
+    it is redacted before the cap cuts it: the cap is read past by the longest key's length,
+    so a key across it is whole when it is replaced.
 
     Raises ``TimeoutError`` past *deadline* (a monotonic time) and ``InterruptedError`` when
     *cancel* is set, so a trickling or endless body cannot hold the call.
     """
+    secrets = known_secrets()
+    past_the_cap = max((len(secret.encode("utf-8")) for secret in secrets), default=0)
     chunks = []
     size = 0
     raw = response.raw
@@ -162,10 +168,11 @@ def read_body(
             break
         chunks.append(chunk)
         size += len(chunk)
-        if size > max_bytes:
-            return b"".join(chunks)[:max_bytes], True
+        if size > max_bytes + past_the_cap:
+            return redact_bytes(b"".join(chunks), secrets)[:max_bytes], True
     response._content_consumed = True  # lets close() return the connection to the pool
-    return b"".join(chunks), False
+    body = redact_bytes(b"".join(chunks), secrets)
+    return (body[:max_bytes], True) if size > max_bytes else (body, False)
 
 
 def socket_timeouts(remaining: float, connect: float = CONNECT_TIMEOUT) -> tuple[float, float]:
@@ -264,6 +271,16 @@ _NOT_RETRYABLE = (
     requests.exceptions.InvalidURL,
     requests.exceptions.MissingSchema,
 )
+
+
+def _response_header_error(exc: BaseException) -> bool:
+    """Whether *exc* is about the response's headers (two different Content-Lengths, say), not
+    ours: requests raises InvalidHeader for both, wrapping urllib3's error for a response."""
+    return (
+        isinstance(exc, requests.exceptions.InvalidHeader)
+        and bool(exc.args)
+        and isinstance(exc.args[0], urllib3.exceptions.HTTPError)
+    )
 
 
 def _oversized_headers(exc: BaseException) -> bool:

@@ -38,6 +38,7 @@ __all__ = [
     "option_key",
     "options_fields",
     "positive",
+    "runs_something",
     "structure_options",
     "unknown_keys",
 ]
@@ -52,6 +53,8 @@ class Kind(enum.Enum):
     GENERAL = "general"
     UNKNOWN_KEYS = "unknown keys"  # keys that are not settings (``close`` names look-alikes)
     KEY_WITHHELD = "key withheld"  # a key not sent to a baseUrl others could have planted
+    RUN_WITHHELD = "run withheld"  # a program or code path others could have planted, not used
+    PLUGIN_SKIPPED = "plugin skipped"  # an entry whose type's plugin could not be loaded
     FOREIGN_PROVIDERS = "foreign providers"  # "providers" is another extension's object
 
 
@@ -109,18 +112,30 @@ class OptionValueError(ValueError):
 Validator = Callable[[Any, Any, Any], None]
 
 
-def option(default: Any = None, *, validator: Any = None, key: str | None = None) -> Any:
+def option(
+    default: Any = None, *, validator: Any = None, key: str | None = None, runs: bool = False
+) -> Any:
     """Declare one provider option: an attrs field whose JSON key is the attribute name in
     camelCase (``timeout_seconds`` -> ``timeoutSeconds``) unless *key* says otherwise.
 
     The type comes from the annotation (``str``, ``int``, ``float``, ``bool``, ``list[str]``,
     ``Literal[...]``, each optionally ``| None``); *validator* is an attrs validator, such as
-    :func:`between` or :func:`one_of`, checked when the config is read.
+    :func:`between` or :func:`one_of`, checked when the config is read. A number option needs
+    one that bounds it (``between``, ``one_of``). *runs*: the value names something this
+    process runs or loads (a program, a path to code); a config that others can change never
+    sets it (the default is kept, and ``pi-web config`` says why).
     """
     metadata: dict[str, Any] = {"option": True}
     if key is not None:
         metadata["key"] = key
+    if runs:
+        metadata["runs"] = True
     return field(default=default, validator=validator, metadata=metadata)
+
+
+def runs_something(attribute: attrs.Attribute) -> bool:
+    """Whether option *attribute* names something this process runs or loads."""
+    return bool(attribute.metadata.get("runs"))
 
 
 def option_key(attribute: attrs.Attribute) -> str:
@@ -136,18 +151,19 @@ def options_fields(cls: type) -> list[attrs.Attribute]:
     return [f for f in attrs.fields(cls) if f.metadata.get("option")]
 
 
-def _check(predicate: Callable[[Any], bool], message: str) -> Validator:
+def _check(predicate: Callable[[Any], bool], message: str, *, bounded: bool = False) -> Validator:
     def validate(_instance: Any, _attribute: Any, value: Any) -> None:
         if value is not None and not predicate(value):
             raise OptionValueError(message)
 
     validate.__doc__ = message
+    validate.bounded = bounded  # type: ignore[attr-defined] # it gives the value a range
     return validate
 
 
 def between(low: float, high: float) -> Validator:
     """Validator: the value lies in ``low..high``."""
-    return _check(lambda v: low <= v <= high, f"must be between {low} and {high}")
+    return _check(lambda v: low <= v <= high, f"must be between {low} and {high}", bounded=True)
 
 
 def at_least(low: float) -> Validator:
@@ -163,7 +179,7 @@ def positive() -> Validator:
 def one_of(*values: Any) -> Validator:
     """Validator: the value is one of *values*."""
     listed = ", ".join(f'"{v}"' if isinstance(v, str) else repr(v) for v in values)
-    return _check(lambda v: v in values, f"must be one of {listed}")
+    return _check(lambda v: v in values, f"must be one of {listed}", bounded=True)
 
 
 def _is_http_url(value: str) -> bool:
@@ -185,7 +201,7 @@ def http_url() -> Validator:
 class CommonOptions:
     """Options every provider understands."""
 
-    timeout_seconds: float | None = option(None, validator=positive())
+    timeout_seconds: float | None = option(None, validator=between(0.1, 600))
 
 
 @frozen(kw_only=True)

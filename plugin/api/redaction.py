@@ -13,6 +13,7 @@ import os
 import threading
 from collections.abc import Iterable
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from pi_hostspec.sanitize import map_strings
 
@@ -22,10 +23,13 @@ __all__ = [
     "install_log_filter",
     "known_secrets",
     "redact",
+    "redact_bytes",
     "redact_secrets",
     "redact_value",
     "remember",
+    "url_password",
     "watch_env",
+    "without_password",
 ]
 
 #: Keys shorter than this are not redacted from output (they would mangle ordinary words).
@@ -42,6 +46,27 @@ def remember(keys: Iterable[str | None]) -> None:
         for key in keys:
             if isinstance(key, str) and len(key.strip()) >= MIN_SECRET_LENGTH:
                 _secrets.add(key.strip())
+
+
+def url_password(value: object) -> str | None:
+    """The password inside *value* when it is a URL with ``user:password@``, else ``None``."""
+    if not isinstance(value, str) or "@" not in value:
+        return None
+    try:
+        return urlsplit(value).password or None
+    except ValueError:
+        return None
+
+
+def without_password(value: str) -> str:
+    """*value* with the password of a ``user:password@`` URL shown as ``***``."""
+    password = url_password(value)
+    if password is None:
+        return value
+    parts = urlsplit(value)
+    user, _, _ = parts.netloc.rpartition("@")[0].partition(":")
+    host = parts.netloc.rpartition("@")[2]
+    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
 
 
 def watch_env(names: Iterable[str | None]) -> None:
@@ -75,6 +100,18 @@ def redact_secrets(text: str) -> str:
     if not text:
         return text
     return redact(text, known_secrets())
+
+
+def redact_bytes(data: bytes, secrets: Iterable[str] | None = None) -> bytes:
+    """*data* with every known key (or each of *secrets*), as UTF-8, replaced by ``***``: a
+    body is redacted as it arrives, before anything can cut it (a cut through a key would
+    leave a piece no later redaction recognises)."""
+    for secret in known_secrets() if secrets is None else secrets:
+        if secret and len(secret) >= 4:
+            encoded = secret.encode("utf-8")
+            if encoded in data:
+                data = data.replace(encoded, b"***")
+    return data
 
 
 def redact_value(value: Any, extra: Iterable[str | None] = ()) -> Any:

@@ -81,11 +81,13 @@ def read(
     Raises :class:`Unreadable` for a body that is not text, ``InterruptedError`` when *cancel*
     is set. Past *deadline* (monotonic), a conversion falls back with a note.
     """
+    from ..api.redaction import redact_bytes
     from . import workers
     from .content import APP_SHELL_NOTE, decode_body, sniff_kind
     from .convert import encode_body
     from .documents import is_feed, is_pdf
 
+    body = redact_bytes(body)  # before any cut below (a summary at 500 characters, a fallback)
     if is_pdf(body):  # also when the server called it HTML or a generic binary
         kind = "pdf"
     elif kind == "sniff":

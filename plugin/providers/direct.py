@@ -29,7 +29,7 @@ from ..api import (
     ProviderConfig,
     ProviderType,
     RetryPolicy,
-    at_least,
+    between,
     hookimpl,
     option,
     run_interruptible,
@@ -45,6 +45,7 @@ from ..api._http_client import (
 )
 from ..api._netguard import (
     RefusedAddress,
+    allow_hint,
     guarded_adapter,
     host_refusal,
     is_proxied,
@@ -65,7 +66,7 @@ SERVED_MARKDOWN = "the site served this page as Markdown"
 class DirectOptions(CommonOptions):
     """Options of a ``direct`` fetcher."""
 
-    max_bytes: int = option(DEFAULT_MAX_BYTES, validator=at_least(1))
+    max_bytes: int = option(DEFAULT_MAX_BYTES, validator=between(1, 100_000_000))
     allow_private_network: bool = option(False)
 
 
@@ -131,7 +132,7 @@ class DirectProvider:
         adapter = (
             requests.adapters.HTTPAdapter(**options)
             if self.options.allow_private_network
-            else guarded_adapter(**options)
+            else guarded_adapter(hint=allow_hint(self.name), **options)
         )
         from .. import pages
 
@@ -223,7 +224,7 @@ class DirectProvider:
             return "invalid URL (bad host or port)"
         if self.options.allow_private_network:
             return None
-        return host_refusal(host, port, proxied=is_proxied(url))
+        return host_refusal(host, port, proxied=is_proxied(url), hint=allow_hint(self.name))
 
     def _fetch_one(
         self,

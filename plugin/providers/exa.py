@@ -31,7 +31,6 @@ from ..api import (
     Summarize,
     SummarizeRequest,
     SummaryResponse,
-    at_least,
     between,
     hookimpl,
     list_field,
@@ -81,7 +80,7 @@ class ExaOptions(ApiOptions):
     """Options of an ``exa`` provider."""
 
     default_search_limit: int | None = option(None, validator=between(1, 100))
-    default_fetch_text_max_characters: int | None = option(None, validator=at_least(1))
+    default_fetch_text_max_characters: int | None = option(None, validator=between(1, 10_000_000))
     #: Exa's search ``type``: ``auto`` (the default), ``lite`` (cached pages only, cheaper) or
     #: ``deep`` (slower, more thorough).
     search_type: str = option("auto", validator=one_of("auto", "lite", "deep"))
@@ -90,7 +89,7 @@ class ExaOptions(ApiOptions):
     search_highlights: bool = option(False)
     #: Page freshness for ``web_fetch`` and ``summarize``: 0 always crawls live, -1 uses the
     #: cache only, N crawls live when the cached page is older than N hours. Unset: Exa decides.
-    max_age_hours: int | None = option(None, validator=at_least(-1))
+    max_age_hours: int | None = option(None, validator=between(-1, 87_600))
 
 
 def exa_error_text(body: Any) -> tuple[str, str | None] | None:

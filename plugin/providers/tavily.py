@@ -26,7 +26,6 @@ from ..api import (
     SearchHit,
     SearchRequest,
     SearchResponse,
-    at_least,
     between,
     hookimpl,
     number_field,
@@ -60,7 +59,7 @@ class TavilyOptions(ApiOptions):
     """Options of a ``tavily`` provider."""
 
     default_search_limit: int | None = option(None, validator=between(1, MAX_RESULTS))
-    default_fetch_text_max_characters: int | None = option(None, validator=at_least(1))
+    default_fetch_text_max_characters: int | None = option(None, validator=between(1, 10_000_000))
     search_depth: str | None = option(None, validator=one_of("basic", "advanced"))
     topic: str | None = option(None, validator=one_of("general", "news", "finance"))
     extract_depth: str | None = option(None, validator=one_of("basic", "advanced"))

@@ -12,14 +12,15 @@ from __future__ import annotations
 import os
 import stat
 import threading
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 
 import attrs
+from pi_hostspec.host import SkippedPlugin
 
 from ..api import redaction
-from ..api.options import Finding, Kind
-from ..api.types import ProviderType
+from ..api.options import Finding, Kind, option_key, options_fields, runs_something
+from ..api.types import ProviderConfig, ProviderType
 from .config_shapes import Config, implicit_from_env, invalid, parse_config
 
 __all__ = [
@@ -161,14 +162,19 @@ def trust_warnings(path: Path) -> list[Finding]:
     return found
 
 
-def _guard_keys(config: Config, untrusted: bool) -> Config:
-    """A key goes to a ``baseUrl`` set in the file only when the file is trusted: when others
-    can change the file (or its folder), no key at all (from the file or the environment) is
-    sent to a ``baseUrl`` read from it, and the provider says why. With a trusted file, an
-    environment key sent to a ``baseUrl`` is said in ``pi-web config`` and ``details.warnings``."""
+def _guard(config: Config, untrusted: bool) -> Config:
+    """What a file others can change (or whose folder they can) may not decide: it never sends
+    a key (from the file or the environment) to a ``baseUrl`` read from it, and it never names
+    something this process runs or loads (an option declared ``runs``, such as the browser's
+    ``executablePath``: the default is kept). Each such provider says why, and a call to it
+    fails saying so. With a trusted file, an environment key sent to a ``baseUrl`` is said in
+    ``pi-web config`` and ``details.warnings``."""
     providers, warnings, problems = [], list(config.warnings), list(config.key_problems)
     for provider in config.providers:
+        if untrusted:
+            provider = _withhold_what_runs(provider, config.path, problems)
         base_url = getattr(provider.options, "base_url", None)
+        base_url = redaction.without_password(base_url) if base_url else base_url
         where = f"providers ({provider.name})"
         if provider.api_key and base_url and untrusted:
             what = provider.key_from_env or "its API key"
@@ -213,6 +219,46 @@ def _guard_keys(config: Config, untrusted: bool) -> Config:
     )
 
 
+def _withhold_what_runs(
+    provider: ProviderConfig, path: Path, problems: list[Finding]
+) -> ProviderConfig:
+    """*provider* with every option that names something to run or load back at its default,
+    each one said in *problems*."""
+    options = provider.options
+    if not attrs.has(type(options)):
+        return provider
+    reset = {}
+    for field in options_fields(type(options)):
+        value = getattr(options, field.name)
+        if runs_something(field) and value != field.default:
+            reset[field.name] = field.default
+            problems.append(
+                Finding(
+                    where=f"providers ({provider.name})",
+                    what=f"{option_key(field)} {value} is not used: the config can be changed "
+                    "by other users",
+                    suggestion=f"fix its permissions (chmod go-w {path}) or remove "
+                    f"{option_key(field)}",
+                    kind=Kind.RUN_WITHHELD,
+                    entry=provider.name,
+                )
+            )
+    return attrs.evolve(provider, options=attrs.evolve(options, **reset)) if reset else provider
+
+
+def _url_passwords(config: Config) -> list[str]:
+    """The password of every ``user:password@`` URL in the providers' options (a gateway's
+    ``baseUrl``): secrets, redacted like keys."""
+    found = []
+    for provider in config.providers:
+        options = provider.options
+        for field in options_fields(type(options)) if attrs.has(type(options)) else ():
+            password = redaction.url_password(getattr(options, field.name))
+            if password:
+                found.append(password)
+    return found
+
+
 _cache_lock = threading.Lock()
 _cache: dict[str, tuple[tuple, Config]] = {}
 
@@ -223,12 +269,18 @@ def clear_cache() -> None:
         _cache.clear()
 
 
-def load_config(types: Mapping[str, ProviderType], path: Path | None = None) -> Config:
+def load_config(
+    types: Mapping[str, ProviderType],
+    path: Path | None = None,
+    skipped: Collection[SkippedPlugin] = (),
+) -> Config:
     """Read and validate the config now (cached until the file or a key variable changes).
 
     With no file, key variables of types that declare ``env_key_implies_provider`` configure
     one provider each (``source="env"``); otherwise the config is empty (``source="none"``)
-    and tools say what to configure. Every key read is remembered for redaction.
+    and tools say what to configure. Every key read is remembered for redaction. *skipped*
+    are the provider plugins that could not be loaded: an entry of one of their types is
+    skipped, with a problem that names the plugin.
     """
     path = path or config_path()
     env_names = sorted({t.api_key_env for t in types.values() if t.api_key_env})
@@ -243,9 +295,10 @@ def load_config(types: Mapping[str, ProviderType], path: Path | None = None) -> 
             info.st_mode,
             env_keys,
             id(types),
+            tuple(skipped),
         )
     except OSError:
-        stamp = (None, env_keys, id(types))
+        stamp = (None, env_keys, id(types), tuple(skipped))
     with _cache_lock:
         cached = _cache.get(str(path))
         if cached and cached[0] == stamp:
@@ -254,7 +307,7 @@ def load_config(types: Mapping[str, ProviderType], path: Path | None = None) -> 
     if text is None:
         config = implicit_from_env(path, types)
     else:
-        config = parse_config(text, path, types)
+        config = parse_config(text, path, types, {p.entry_point: p for p in skipped})
         warning = (
             permission_warning(path)
             if any(p.api_key and not p.key_from_env for p in config.providers)
@@ -262,11 +315,12 @@ def load_config(types: Mapping[str, ProviderType], path: Path | None = None) -> 
         )
         trust = trust_warnings(path)
         redaction.remember(p.api_key for p in config.providers)  # withheld ones stay redacted
-        config = _guard_keys(config, untrusted=bool(trust))
+        config = _guard(config, untrusted=bool(trust))
         added = ([warning] if warning else []) + trust
         if added:
             config = attrs.evolve(config, warnings=config.warnings + tuple(added))
     redaction.remember(p.api_key for p in config.providers)
+    redaction.remember(_url_passwords(config))
     with _cache_lock:
         _cache[str(path)] = (stamp, config)
     return config

@@ -133,10 +133,19 @@ class Config:
     def withheld_key(self, entry: str) -> Finding | None:
         """Why provider *entry* has no key although one is configured (it is not sent to a
         ``baseUrl`` others could have planted), or ``None``."""
-        return next(
-            (p for p in self.key_problems if p.kind is Kind.KEY_WITHHELD and p.entry == entry),
-            None,
-        )
+        return self._withheld(entry, Kind.KEY_WITHHELD)
+
+    def withheld_run(self, entry: str) -> Finding | None:
+        """Why provider *entry* does not use a program or code path the file names (others
+        could have planted it), or ``None``."""
+        return self._withheld(entry, Kind.RUN_WITHHELD)
+
+    def skipped_entry(self, entry: str) -> Finding | None:
+        """Why entry *entry* is skipped (its type's plugin could not be loaded), or ``None``."""
+        return self._withheld(entry, Kind.PLUGIN_SKIPPED)
+
+    def _withheld(self, entry: str, kind: Kind) -> Finding | None:
+        return next((p for p in self.key_problems if p.kind is kind and p.entry == entry), None)
 
     def has_note(self, kind: Kind) -> bool:
         """Whether a note of *kind* was made about the file."""
@@ -312,8 +321,18 @@ def _key_from_env(provider_type: ProviderType) -> str | None:
     return os.environ.get(provider_type.api_key_env, "").strip() or None
 
 
-def parse_config(text: str, path: Path, types: Mapping[str, ProviderType]) -> Config:
-    """Validate the file's text against the known provider *types*; raise :class:`ConfigError`."""
+def parse_config(
+    text: str,
+    path: Path,
+    types: Mapping[str, ProviderType],
+    skipped: Mapping[str, object] | None = None,
+) -> Config:
+    """Validate the file's text against the known provider *types*; raise :class:`ConfigError`.
+
+    *skipped* maps the entry-point name of each provider plugin that could not be loaded to
+    what to say about it: an entry of that type is skipped with a problem naming the plugin
+    and its fix, and every other entry keeps working."""
+    skipped = skipped or {}
     if not text.strip():
         raise invalid(path, "the file is empty.")
     try:
@@ -425,6 +444,17 @@ def parse_config(text: str, path: Path, types: Mapping[str, ProviderType]) -> Co
         if extra:
             warnings.append(unknown_keys(where, "unknown key(s)", extra, _ENTRY_KEYS, entry=name))
         kind = entry.get("type")
+        if isinstance(kind, str) and kind not in types and kind in skipped:
+            key_problems.append(
+                Finding(
+                    where=f"{where}.type",
+                    what=str(skipped[kind]),
+                    suggestion="the entry is skipped until then",
+                    kind=Kind.PLUGIN_SKIPPED,
+                    entry=name,
+                )
+            )
+            continue
         if not isinstance(kind, str) or kind not in types:
             known = ", ".join(sorted(types))
             if kind is None:

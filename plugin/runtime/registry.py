@@ -7,8 +7,10 @@ fields its :class:`~pi_web_tools.api.types.ProviderType` declares.
 
 from __future__ import annotations
 
+import os
 import threading
-from collections.abc import Iterable
+import time
+from collections.abc import Callable, Iterable
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any, Literal, overload
@@ -75,6 +77,9 @@ def _problem(entry_point: str, distribution: str, cause: str) -> SkippedPlugin:
 
 _problems: list[SkippedPlugin] = []
 
+#: The module prefix of this distribution's own provider types.
+_BUILT_IN = __name__.split(".")[0] + ".providers."
+
 
 def plugin_problems() -> tuple[SkippedPlugin, ...]:
     """The provider plugins skipped when the types were loaded (never raises)."""
@@ -86,6 +91,47 @@ def _one_line(exc: BaseException) -> str:
     lines = str(exc).strip().splitlines()
     text = lines[0] if lines else ""
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+#: Overrides how long a provider plugin's import may take (seconds), as for host plugins.
+IMPORT_TIMEOUT_ENV = "PI_PLUGIN_IMPORT_TIMEOUT"
+#: How long a provider plugin's import may take by default (the host plugins' bound too).
+DEFAULT_IMPORT_TIMEOUT = 15.0
+
+
+class _ImportTimeout(TimeoutError):
+    """A plugin's import did not finish in time; ``str()`` says so."""
+
+
+def _import_timeout() -> float:
+    try:
+        seconds = float(os.environ.get(IMPORT_TIMEOUT_ENV, ""))
+    except ValueError:
+        return DEFAULT_IMPORT_TIMEOUT
+    return seconds if 0 < seconds < float("inf") else DEFAULT_IMPORT_TIMEOUT
+
+
+def _load_within(load: Callable[[], Any]) -> Any:
+    """``load()``, or :class:`_ImportTimeout` when it has not returned in time: the import
+    runs in a daemon thread that is left behind, holding nothing the tools need."""
+    seconds = _import_timeout()
+    box: dict[str, Any] = {}
+    done = threading.Event()
+
+    def run() -> None:
+        try:
+            box["value"] = load()
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller
+            box["error"] = exc
+        finally:
+            done.set()
+
+    threading.Thread(target=run, name="pi-web provider plugin load", daemon=True).start()
+    if not done.wait(seconds):
+        raise _ImportTimeout(f"its import did not finish within {seconds:g} s")
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
 
 
 def _misplaced_hook(plugin: Any) -> str | None:
@@ -113,11 +159,27 @@ def get_provider_manager(
     pm.add_hookspecs(hookspecs)
     problems = []
     if load_entrypoints:
-        for point in entry_points(group=hookspecs.ENTRY_POINT_GROUP):
+        points = list(entry_points(group=hookspecs.ENTRY_POINT_GROUP))
+        built_in = {point.name for point in points if point.value.startswith(_BUILT_IN)}
+        # This distribution's own entry points first: a third party's of the same name (a
+        # `direct` of its own) never displaces a built-in type, and is named instead.
+        for point in sorted(points, key=lambda p: not p.value.startswith(_BUILT_IN)):
+            if point.name in built_in and not point.value.startswith(_BUILT_IN):
+                problems.append(
+                    _problem(
+                        point.name,
+                        distribution_of(point),
+                        f"its entry point is named like the built-in provider type {point.name!r}",
+                    )
+                )
+                continue
             if pm.has_plugin(point.name) or pm.is_blocked(point.name):
                 continue
             try:
-                plugin = point.load()
+                plugin = _load_within(point.load)
+            except _ImportTimeout as exc:  # an import that hangs must not hang every call
+                problems.append(_problem(point.name, distribution_of(point), str(exc)))
+                continue
             except Exception as exc:  # noqa: BLE001 - a broken plugin must not break the tools
                 problems.append(_problem(point.name, distribution_of(point), _one_line(exc)))
                 continue
@@ -140,9 +202,6 @@ def _plugin_distribution(plugin_name: str) -> str:
         if point.name == plugin_name:
             return distribution_of(point)
     return UNKNOWN_DISTRIBUTION
-
-
-_BUILT_IN = __name__.split(".")[0] + ".providers."
 
 
 def _built_in(impl: Any) -> bool:
@@ -324,14 +383,14 @@ def get_provider(config: ProviderConfig, provider_type: ProviderType) -> Provide
 
 def current_config(path: Path | None = None) -> Config:
     """The config as the tools see it now (read with the registered provider types)."""
-    return load_config(provider_types(), path)
+    return load_config(provider_types(), path, plugin_problems())
 
 
 def load_secrets() -> None:
     """Read the config (if not read yet) so its keys are known to redaction; a broken config
     or plugin just adds nothing (redaction must never fail its caller)."""
     try:
-        load_config(provider_types())
+        load_config(provider_types(), skipped=plugin_problems())
         readers()
     except Exception:  # noqa: BLE001
         pass
@@ -374,13 +433,83 @@ class Selection:
                 provider=self.entry.name,
             )
         try:
-            answer = check_response(self.entry.name, capability, method(request, ctx))
+            answered = self._within_deadline(capability, lambda: method(request, ctx), ctx)
+            answer = check_response(self.entry.name, capability, answered)
         except ProviderError as exc:  # a failure, or a contract breach (ProviderContractError)
             exc.message = redaction.redact_secrets(exc.message)
             exc.args = (exc.message,)
             raise
         redacted: Response = redaction.redact_value(answer)
         return redacted
+
+    def _within_deadline(
+        self, capability: str, work: Callable[[], Any], ctx: ToolContext | None
+    ) -> Any:
+        """``work()``, answered at the call's deadline whatever the provider does: its
+        ``timeoutSeconds`` (else the longest built-in default for *capability*) plus a grace
+        for the provider's own timeout message, or a moment after the call is cancelled. A
+        provider that ignores both is left running in its thread (a stray call); at most
+        :data:`MAX_STRAY_CALLS` of one provider run at once, then it is not called again
+        until one ends."""
+        name = self.entry.name
+        configured = getattr(self.entry.options, "timeout_seconds", None)
+        seconds = float(configured or _DEFAULT_SECONDS.get(capability, 60.0))
+        with _strays_lock:
+            if _strays.get(name, 0) >= MAX_STRAY_CALLS:
+                raise ProviderError(
+                    f"{name} is still running {MAX_STRAY_CALLS} calls past their deadline; it "
+                    "is not called again until one of them ends",
+                    provider=name,
+                )
+        box: dict[str, Any] = {}
+        lock = threading.Lock()
+        done = threading.Event()
+
+        def run() -> None:
+            try:
+                box["value"] = work()
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller
+                box["error"] = exc
+            with lock:
+                done.set()
+                if box.get("stray"):
+                    with _strays_lock:
+                        _strays[name] -= 1
+
+        threading.Thread(target=run, name=f"pi-web call {name}", daemon=True).start()
+        give_up = time.monotonic() + seconds + min(max(2.0, 0.1 * seconds), 30.0)
+        cancel = ctx.cancel if ctx is not None else None
+        while not done.wait(0.05):
+            if cancel is not None and cancel.is_set():
+                give_up = min(give_up, time.monotonic() + CANCEL_GRACE_SECONDS)
+                cancel = None
+            if time.monotonic() > give_up:
+                with lock:
+                    if not done.is_set():
+                        box["stray"] = True
+                        with _strays_lock:
+                            _strays[name] = _strays.get(name, 0) + 1
+                        if ctx is not None and ctx.cancelled:
+                            raise ProviderError(f"{name}: cancelled", provider=name)
+                        raise ProviderError(
+                            f"{name} did not answer within {seconds:g} s (timeoutSeconds)",
+                            provider=name,
+                        )
+        if "error" in box:
+            raise box["error"]
+        return box["value"]
+
+
+#: How many calls to one provider may still run past their deadline (a provider that ignores
+#: cancellation) before it is not called again until one of them ends.
+MAX_STRAY_CALLS = 4
+#: How long a cancelled call waits for the provider's own answer before it is given up on.
+CANCEL_GRACE_SECONDS = 1.0
+#: The deadline of a call to a provider with no ``timeoutSeconds``: the longest default of the
+#: built-in providers for each capability (Kagi Extract and Tavily fetch 60 s, summaries 120 s).
+_DEFAULT_SECONDS = {"search": 30.0, "fetch": 60.0, "summarize": 120.0}
+_strays_lock = threading.Lock()
+_strays: dict[str, int] = {}
 
 
 def _ignored(exc: ConfigError) -> Config:
@@ -487,7 +616,7 @@ def resolve_provider(
     fallback = next((t for t in types.values() if capability in t.fallback_for), None)
     if config is None:
         try:
-            config = load_config(types)
+            config = load_config(types, skipped=plugin_problems())
         except ConfigError as exc:
             if fallback is None or requested not in (None, fallback.name):
                 raise
@@ -506,6 +635,9 @@ def resolve_provider(
     chosen: ProviderConfig | None
     if requested:
         chosen = config.get(requested)
+        skipped = config.skipped_entry(requested) if chosen is None else None
+        if skipped is not None:  # its type's plugin could not be loaded
+            raise ConfigError(f"Provider {requested!r}: {skipped.what}; {skipped.suggestion}.")
         if chosen is None:
             names = ", ".join(p.name for p in config.providers) or "none configured"
             if fallback is not None and requested == fallback.name:
@@ -539,6 +671,9 @@ def resolve_provider(
         raise _missing_key(capability, config, types)
 
     provider_type = types[chosen.type]
+    withheld = config.withheld_run(chosen.name)
+    if withheld is not None:  # a program others could have planted: not run, and said
+        raise ConfigError(f"Provider {chosen.name!r}: {withheld.what}; {withheld.suggestion}.")
     if chosen.api_key is None and provider_type.needs_api_key:
         withheld = config.withheld_key(chosen.name)
         if withheld is not None:  # a key kept from a baseUrl others could have planted

@@ -23,6 +23,7 @@ from pi_hostspec import strip_control
 from pi_hostspec.types import ToolContext
 
 from ..api.defaults import TOOL_FOR
+from ..api.errors import ProviderError
 from ..api.types import (
     FetchedPage,
     FetchRequest,
@@ -33,7 +34,7 @@ from ..api.types import (
 )
 from . import cache, default_path
 from .config import Config
-from .handoff import refusals
+from .handoff import handoff_refusal, refusals
 from .ladder import Ladder, answer_for, needs_another_fetcher, rungs
 from .page_cache import (
     LADDER,
@@ -96,7 +97,13 @@ def search(
 def summarize(
     chosen: Selection, request: SummarizeRequest, ctx: ToolContext | None, *, fresh: bool = False
 ) -> tuple[SummaryResponse, float | None]:
-    """The :class:`SummaryResponse` for *request* and its cache age."""
+    """The :class:`SummaryResponse` for *request* and its cache age. The URL passes the same
+    hand-off check as a page for ``web_fetch`` (:func:`~.handoff.handoff_refusal`): a private,
+    loopback, metadata or single-label host reaches no summarizer that is not allowed private
+    networks."""
+    refusal = handoff_refusal(request.url, chosen, time.monotonic() + call_seconds(chosen))
+    if refusal is not None:
+        raise ProviderError(str(refusal), provider=chosen.entry.name, code="refused")
     return _through_cache(chosen, "summarize", request, ctx, fresh, SummaryResponse)
 
 

@@ -144,9 +144,49 @@ def redacting(
             exc.args = (exc.message,)
             exc.details = redact_value(exc.details)
             raise
-        return clean(result) if isinstance(result, ToolResult) else result
+        except Exception as exc:  # noqa: BLE001 - a bug (ours or a plugin's): its words too
+            unexpected = _scrubbed(exc)
+        else:
+            return clean(result) if isinstance(result, ToolResult) else result
+        raise unexpected  # outside the handler: no chain back to the words with the key
 
     return run
+
+
+def _scrubbed(exc: Exception) -> Exception:
+    """An exception that says what *exc* says, with every known key redacted: the same object
+    when its words hold none, else a bare exception of the same class name (the host shows
+    ``<tool> failed unexpectedly: <class name>: <first line>``) that carries no chain."""
+    from ..api.redaction import redact_secrets
+
+    try:
+        text = str(exc)
+    except Exception:  # noqa: BLE001 - a __str__ that raises says nothing
+        text = ""
+    redacted = redact_secrets(text)
+    if redacted == text and not _chain_holds_a_key(exc):
+        return exc
+    same_name = type(type(exc).__name__, (Exception,), {"__module__": type(exc).__module__})
+    return same_name(redacted)
+
+
+def _chain_holds_a_key(exc: BaseException) -> bool:
+    """Whether an exception that *exc* was raised from (or during) says a known key."""
+    from ..api.redaction import known_secrets
+
+    secrets = known_secrets()
+    seen = set()
+    current = exc.__cause__ or exc.__context__
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        try:
+            text = f"{current} {current.args!r}"
+        except Exception:  # noqa: BLE001
+            text = ""
+        if any(secret in text for secret in secrets):
+            return True
+        current = current.__cause__ or current.__context__
+    return False
 
 
 def resolve(capability: str, requested: str | None) -> Any:

@@ -7,13 +7,18 @@ from collections.abc import Mapping
 from ..api.defaults import TOOL_FOR as _TOOLS
 from ..api.errors import ConfigError
 from ..api.options import option_key, options_fields
-from ..api.redaction import redact_secrets
+from ..api.redaction import redact_secrets, without_password
 from ..api.types import ProviderType
 from ..runtime.config import config_path, load_config, other_files_hint
 from ..runtime.config_shapes import TOOL_DEFAULT_KEYS, Config, env_provider, example_config
 from ..runtime.registry import plugin_problems, provider_types, resolve_provider
 
 __all__ = ["config_report"]
+
+
+def _shown(value: object) -> object:
+    """An option's value as the report shows it: a URL's password as ``***``."""
+    return without_password(value) if isinstance(value, str) else value
 
 
 def _coverage(config: Config, types: Mapping[str, ProviderType]) -> list[str]:
@@ -142,7 +147,7 @@ def config_report() -> tuple[str, bool]:
     lines.append(f"Provider types: {'; '.join(described)}")
     lines += [f"Warning: {problem}" for problem in plugin_problems()]
     try:
-        config = load_config(types, path)
+        config = load_config(types, path, plugin_problems())
     except ConfigError as exc:
         lines.append("Status: invalid")
         lines.append(str(exc))
@@ -211,7 +216,7 @@ def config_report() -> tuple[str, bool]:
         options = provider.options
         if options is not None:
             shown = [
-                f"{option_key(field)}={getattr(options, field.name)!r}"
+                f"{option_key(field)}={_shown(getattr(options, field.name))!r}"
                 for field in options_fields(type(options))
                 if getattr(options, field.name) is not None
                 and not (field.name == "allow_private_network" and not getattr(options, field.name))

@@ -179,12 +179,15 @@ def test_non_finite_timeout_is_a_config_error(agent_dir, write_config, tools):
     assert outcome.result.is_error and "timeoutSeconds" in outcome.text and "finite" in outcome.text
 
 
-def test_huge_timeout_still_works(server, tools, write_config):
-    """A timeoutSeconds far beyond what a socket accepts (1e300) still makes a working call."""
+def test_huge_timeout_is_refused_with_its_range(server, tools, write_config):
+    """A timeoutSeconds far beyond what a socket accepts (1e300) is refused with the range of
+    the option (issue 28, Low: every numeric option has a sane range), never reaching a socket;
+    it used to be accepted."""
     server.script(json_reply(KAGI_OK))
     write_config(KAGI_SEARCH.config(server, timeout=1e300))
     outcome = tools.call("web_search", {"queries": ["x"]})
-    assert not outcome.result.is_error, outcome.text
+    assert_clean_error(outcome, "timeoutSeconds: must be between 0.1 and 600")
+    assert server.count == 0
 
 
 # --------------------------------------------------------------------------- trust (round 2)

@@ -195,3 +195,17 @@ def test_a_readers_token_variables_are_redacted_once_the_readers_are_loaded(monk
     assert redaction.redact_secrets("ghp_redactMe0000000000000000000000000") != "***"
     registry.load_secrets()
     assert redaction.redact_secrets("x ghp_redactMe0000000000000000000000000 y") == "x *** y"
+
+
+@responses.activate
+def test_a_redirect_to_an_intranet_name_is_refused_through_a_proxy_too(monkeypatch):
+    """The one host rule: a single-label name never reaches the proxy, whatever follows it."""
+    monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:9")
+    monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")
+    responses.get(
+        "https://api.demo.example/a", status=302, headers={"Location": "http://intranet/secret"}
+    )
+    with pytest.raises(ReaderError) as info:
+        web().get("https://api.demo.example/a")
+    assert "intranet is a single-label name" in info.value.message
+    assert [call.request.url for call in responses.calls] == ["https://api.demo.example/a"]

@@ -222,3 +222,15 @@ def echo_tool_results(stdout: str) -> list[dict]:
         objects.append(obj)
     assert objects, stdout
     return objects[-1]["tool_results"]
+
+
+def declare_distribution(root: Path, dist: str, group: str, name: str, module: str) -> None:
+    """An installed-looking distribution *dist* (``project-version``) in *root* (a folder to
+    put on ``PYTHONPATH``) whose entry point *name* of *group* is *module*."""
+    info = root / f"{dist}.dist-info"
+    info.mkdir()
+    project, version = dist.rsplit("-", 1)
+    (info / "METADATA").write_text(
+        f"Metadata-Version: 2.1\nName: {project.replace('_', '-')}\nVersion: {version}\n"
+    )
+    (info / "entry_points.txt").write_text(f"[{group}]\n{name} = {module}\n")

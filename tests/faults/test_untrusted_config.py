@@ -1,0 +1,121 @@
+"""A config that others can write chooses nothing we run (issue 28, item 3), and what pi-web
+config prints of a config never shows a secret in it (a password inside a baseUrl, Low)."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from tests.support import SECRET, serve
+from tests.support.documents import APP_SHELL
+from tests.support.hosts import PI_WEB
+
+
+def _pi_web(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([PI_WEB, *args], capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize(
+    ("file_mode", "folder_mode"),
+    [(0o666, 0o700), (0o600, 0o777)],
+    ids=["file-writable-by-others", "folder-writable-by-others"],
+)
+def test_an_untrusted_config_never_chooses_the_program_we_run(
+    tmp_path, agent_dir, write_config, httpserver, file_mode, folder_mode
+):
+    """executablePath in a file others can change (or in a folder others can write) is not
+    used: the planted program never runs, the call says why, and so does pi-web config."""
+    ran = tmp_path / "planted-program-ran"
+    planted = tmp_path / "chrome"
+    planted.write_text(f"#!/bin/sh\ntouch {ran}\n")
+    planted.chmod(0o755)
+    url = serve(httpserver, {"/app": (200, "text/html", APP_SHELL)}) + "/app"
+    write_config(
+        {
+            "providers": [
+                {
+                    "name": "chrome",
+                    "type": "browser",
+                    "options": {"executablePath": str(planted), "allowPrivateNetwork": True},
+                }
+            ]
+        },
+        mode=file_mode,
+    )
+    agent_dir.chmod(folder_mode)
+    try:
+        fetched = _pi_web("fetch", url, "--provider", "chrome")
+        report = _pi_web("config")
+    finally:
+        agent_dir.chmod(0o700)
+    assert not ran.exists(), "the program an untrusted config named was run"
+    said = (
+        f"executablePath {planted} is not used: the config can be changed by other users; "
+        "fix its permissions"
+    )
+    assert fetched.returncode == 1 and said in fetched.stdout, fetched.stdout + fetched.stderr
+    assert f"Problem: providers (chrome): {said}" in report.stdout, report.stdout
+    assert "Traceback" not in fetched.stderr + report.stderr
+
+
+def test_pi_web_config_never_prints_a_password_inside_a_base_url(write_config):
+    """A baseUrl with user:password@ is shown with the password as ***; the password is a
+    secret from then on (errors that quote the URL redact it too)."""
+    write_config(
+        {
+            "providers": [
+                {
+                    "name": "kagi",
+                    "type": "kagi",
+                    "apiKey": SECRET,
+                    "options": {"baseUrl": "https://alice:hunter2-gateway-pw@gw.example/api"},
+                }
+            ]
+        }
+    )
+    report = _pi_web("config")
+    assert report.returncode == 0, report.stdout + report.stderr
+    assert "hunter2-gateway-pw" not in report.stdout + report.stderr
+    assert "baseUrl='https://alice:***@gw.example/api'" in report.stdout
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [("timeoutSeconds", 1e308), ("timeoutSeconds", 0.0001), ("maxBytes", 10**18)],
+)
+def test_every_numeric_option_has_a_sane_range(write_config, option, value):
+    """timeoutSeconds: 1e308 (or a timeout too short to connect) is refused with the range, as
+    every other numeric option is, not accepted."""
+    write_config({"providers": [{"name": "web", "type": "direct", "options": {option: value}}]})
+    report = _pi_web("config")
+    assert report.returncode == 1, report.stdout
+    assert f"providers[0] (web).options.{option}: must be between" in report.stdout
+
+
+def test_the_built_in_types_declare_a_range_for_every_numeric_option():
+    """The option language's rule, checked over every built-in type: an int or float option has
+    a validator that bounds it above (between or one_of), so no value is absurd."""
+    from pi_web_tools.runtime.registry import provider_types
+
+    unbounded = [
+        f"{name}.{problem}"
+        for name, kind in provider_types().items()
+        for problem in _unbounded(kind.options_class)
+    ]
+    assert unbounded == []
+
+
+def _unbounded(options_class: type) -> list[str]:
+    import typing
+
+    import attrs
+    from pi_web_tools.api.options import option_key, options_fields
+
+    attrs.resolve_types(options_class)
+    found = []
+    for field in options_fields(options_class):
+        kinds = set(typing.get_args(field.type)) or {field.type}
+        if kinds & {int, float} and not getattr(field.validator, "bounded", False):
+            found.append(option_key(field))
+    return found
