@@ -4,10 +4,11 @@
 made through the shared session machinery (:func:`~pi_web_tools.api._http_client.new_session`,
 :func:`~pi_web_tools.api._http_client.send`, :func:`~pi_web_tools.api._http_client.read_body`),
 retried by the one retry loop (:func:`~pi_web_tools.api.retry.with_retries`) within the call's
-deadline, stopped when the call is cancelled, with capped bodies. Redirects are followed here,
-hop by hop, so that every hop's host passes the network guard (as the direct fetcher's do) and
-the reader's token is sent only over https to the hosts its :class:`ReaderToken` names: a
-redirect to any other host drops it.
+deadline, stopped when the call is cancelled, with capped bodies, on a session of the network
+guard (:func:`~pi_web_tools.api._netguard.guarded_session`: the one host rule on every request
+and every connected socket). Redirects are followed here, hop by hop, so that the reader's token
+is sent only over https to the hosts its :class:`ReaderToken` names: a redirect to any other
+host drops it.
 
 A ``baseUrl`` override (for tests and mirrors) sends every request to
 ``{baseUrl}/{host}{path}``: the real host becomes the first path segment. No token is ever sent
@@ -36,17 +37,10 @@ from ..api._http_client import (
     network_error_message,
     new_session,
     read_body,
-    run_interruptible,
     send,
     socket_timeouts,
 )
-from ..api._netguard import (
-    RefusedAddress,
-    guarded_adapter,
-    host_refusal,
-    is_proxied,
-    request_target,
-)
+from ..api._netguard import RefusedAddress, guarded_session
 from ..api.readers import Reader, ReaderError, ReaderToken, Reading, WebResponse, host_matches
 from ..api.retry import Retryable
 
@@ -62,12 +56,12 @@ TOKEN_COMMAND_SECONDS = 5.0
 
 
 def _new_session(guarded: bool) -> requests.Session:
-    """A session for the readers: guarded connections unless the guard is off."""
-    adapter = (
-        guarded_adapter(pool_connections=8, pool_maxsize=20, max_retries=0)
-        if guarded
-        else requests.adapters.HTTPAdapter(pool_connections=8, pool_maxsize=20, max_retries=0)
-    )
+    """A session for the readers: on the network guard's adapter (:func:`guarded_session`:
+    the one host rule on every request it sends, each redirect hop included, and on every
+    connected socket) unless the guard is off."""
+    if guarded:
+        return guarded_session(keep_cookies=False)
+    adapter = requests.adapters.HTTPAdapter(pool_connections=8, pool_maxsize=20, max_retries=0)
     return new_session(adapter=adapter, keep_cookies=False)
 
 
@@ -142,20 +136,6 @@ class _Answer(Exception):
     def __init__(self, response: WebResponse):
         super().__init__(response.status)
         self.response = response
-
-
-def _refusal(url: str) -> str | None:
-    """Why the network guard refuses *url* (scheme, host, address), or ``None``."""
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https"):
-        return (
-            f"refused: only http and https URLs can be fetched (got {parts.scheme or 'no'} scheme)"
-        )
-    try:
-        _, host, port = request_target(url)
-    except ValueError:
-        return "invalid URL (bad host or port)"
-    return host_refusal(host, port, proxied=is_proxied(url))
 
 
 class SiteWeb:
@@ -278,7 +258,6 @@ class SiteWeb:
             if self.cancelled:
                 raise InterruptedError("cancelled")
             routed = self._route(current)
-            self._check_host(routed, where)
             remaining = self.deadline - time.monotonic()
             if remaining <= 0:
                 raise ReaderError(f"{where}: timed out")
@@ -302,7 +281,7 @@ class SiteWeb:
                 if is_retryable(exc):
                     raise Retryable(failure) from None
                 raise failure from None
-            except RefusedAddress as exc:
+            except RefusedAddress as exc:  # the guard's host rule, on this hop
                 raise ReaderError(f"{where}: {exc}") from None
             except TimeoutError:
                 raise ReaderError(f"{where}: timed out waiting for the response") from None
@@ -326,18 +305,6 @@ class SiteWeb:
         return self.allow_private or (
             self.base_url is not None and routed.startswith(self.base_url + "/")
         )
-
-    def _check_host(self, routed: str, where: str) -> None:
-        if self._unguarded(routed):
-            return
-        try:  # the check resolves the name: bounded like the request itself
-            refusal = run_interruptible(
-                lambda: _refusal(routed), cancel=self.cancel, deadline=self.deadline
-            )
-        except TimeoutError:
-            raise ReaderError(f"{where}: timed out resolving the host") from None
-        if refusal:
-            raise ReaderError(f"{where}: {refusal}")
 
     @staticmethod
     def _next_hop(routed: str, target: str | None, status: int, where: str) -> str:

@@ -196,7 +196,12 @@ def collect_readers(
 ) -> dict[str, Reader]:
     """Every registered site reader by name, built-in ones first (a URL two readers claim goes
     to the first). A broken plugin is skipped and remembered, as for provider types."""
-    return _collect(pm, "register_readers", Reader, "reader", raise_for)
+    found: dict[str, Reader] = _collect(pm, "register_readers", Reader, "reader", raise_for)
+    # A reader's token variables are keys like any other: redacted wherever they appear.
+    redaction.watch_env(
+        name for reader in found.values() if reader.token for name in reader.token.env
+    )
+    return found
 
 
 def _collect(
@@ -348,6 +353,7 @@ def load_secrets() -> None:
     or plugin just adds nothing (redaction must never fail its caller)."""
     try:
         load_config(provider_types(), skipped=plugin_problems())
+        readers()
     except Exception:  # noqa: BLE001
         pass
 

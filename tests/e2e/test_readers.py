@@ -173,6 +173,7 @@ def test_llm_reads_a_pypi_project_and_a_stack_overflow_question(sites, write_con
 def proxied(tmp_path, write_config):
     """The fake sites behind an HTTPS proxy on loopback; the config has only the direct
     fetcher, so every reader uses its real default URLs."""
+    pytest.importorskip("trustme")  # the test CA (in the test extra)
     fake = Sites()
     with SiteProxy(fake, tmp_path) as proxy:
         write_config({"providers": [{"name": "direct", "type": "direct"}]})

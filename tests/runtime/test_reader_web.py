@@ -185,3 +185,27 @@ def test_no_command_is_run_when_it_is_not_installed(monkeypatch):
     )
     monkeypatch.setenv("PATH", os.devnull)
     assert token_for(spec) is None
+
+
+def test_a_readers_token_variables_are_redacted_once_the_readers_are_loaded(monkeypatch):
+    from pi_web_tools.runtime import registry
+
+    monkeypatch.setattr(redaction, "_env_names", set())  # nothing watched yet in this process
+    monkeypatch.setenv("GH_TOKEN", "ghp_redactMe0000000000000000000000000")
+    assert redaction.redact_secrets("ghp_redactMe0000000000000000000000000") != "***"
+    registry.load_secrets()
+    assert redaction.redact_secrets("x ghp_redactMe0000000000000000000000000 y") == "x *** y"
+
+
+@responses.activate
+def test_a_redirect_to_an_intranet_name_is_refused_through_a_proxy_too(monkeypatch):
+    """The one host rule: a single-label name never reaches the proxy, whatever follows it."""
+    monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:9")
+    monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")
+    responses.get(
+        "https://api.demo.example/a", status=302, headers={"Location": "http://intranet/secret"}
+    )
+    with pytest.raises(ReaderError) as info:
+        web().get("https://api.demo.example/a")
+    assert "intranet is a single-label name" in info.value.message
+    assert [call.request.url for call in responses.calls] == ["https://api.demo.example/a"]
