@@ -62,6 +62,12 @@ def _fetch_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--offset", type=int, help="start this many characters into each page (to read on)"
     )
+    parser.add_argument(
+        "--content-hash",
+        dest="content_hash",
+        metavar="HASH",
+        help="with --offset: the hash the previous window's last line gave (says if the page changed)",
+    )
     parser.add_argument("--links", action="store_true", help="list each page's links after it")
     parser.add_argument(
         "--question",
@@ -84,6 +90,8 @@ def _fetch(options: argparse.Namespace, cli: Any) -> int:
         args["text_max_characters"] = options.max_chars
     if options.offset is not None:
         args["offset"] = options.offset
+    if options.content_hash:
+        args["content_hash"] = options.content_hash
     if options.links:
         args["links"] = True
     if options.question is not None:
@@ -97,8 +105,8 @@ def _fetch(options: argparse.Namespace, cli: Any) -> int:
 
 #: The calls at the end of a page's section: reading on, around a passage, or in windows.
 _NEXT_CALL = re.compile(
-    r"(Next|Read around it|Read around one|Read it in windows|The rest): web_fetch (\{.*?\})"
-    r"(?=\]$|, or look for exact words|\. )",
+    r"(Next|Read around it|Read around one|Read it in windows|The rest|read the new copy from "
+    r"its start): web_fetch (\{.*?\})(?=\]$|, or look for exact words|\. |$)",
     re.M,
 )
 
@@ -124,6 +132,8 @@ def _as_command_lines(text: str) -> str:
             words += ["--provider", str(call["provider"])]
         if "question" in call:
             words += ["--question", str(call["question"])]
+        if "content_hash" in call:
+            words += ["--content-hash", str(call["content_hash"])]
         return f"{match.group(1)}: {shlex.join(words)}"
 
     text = _NEXT_CALL.sub(command, text).replace(

@@ -26,3 +26,17 @@ def test_every_call_at_the_end_of_a_section_becomes_a_pi_web_command():
         f"Read it in windows: pi-web fetch {URL}, or look for exact words with --find.]"
     )
     assert "web_fetch {" not in "\n".join(lines)
+
+
+def test_a_continuations_content_hash_becomes_its_option_and_a_changed_pages_call_a_command():
+    text = "\n".join(
+        [
+            f'[Showing characters 0–12000 of 45210. Next: web_fetch {{"urls": ["{URL}"], "offset": 12000, "content_hash": "1a2b3c4d"}}]',
+            f'Note: this page changed since ...; to read the new copy from its start: web_fetch {{"urls": ["{URL}"]}}',
+        ]
+    )
+    lines = _as_command_lines(text).splitlines()
+    assert lines[0].endswith(
+        f"Next: pi-web fetch {URL} --offset 12000 --content-hash 1a2b3c4d]"
+    )
+    assert lines[1].endswith(f"to read the new copy from its start: pi-web fetch {URL}")
