@@ -139,15 +139,15 @@ def redis_server():
 @pytest.fixture
 def shared_state(redis_server, monkeypatch):
     """``PI_WEB_STATE`` pointing at the session's Redis, emptied for this test; the server."""
-    from pi_web_tools import testing
+    from pi_web_tools.runtime import state
 
     if redis_server.proc is None:  # a test stopped it
         redis_server.start()
     redis_server.client().flushall()
     monkeypatch.setenv("PI_WEB_STATE", redis_server.url)
-    testing.reset()
+    state.reset()
     yield redis_server
-    testing.reset()
+    state.reset()
 
 
 def pytest_terminal_summary(terminalreporter):

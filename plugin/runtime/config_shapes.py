@@ -32,6 +32,7 @@ from ..api.errors import ConfigError
 from ..api.options import Finding, Kind, option_key, options_fields, structure_options, unknown_keys
 from ..api.types import ProviderConfig, ProviderType
 from .cache import DEFAULT_TTL_SECONDS, CacheSettings
+from .limits_config import LimitsConfig, parse_limits
 from .reader_config import ReadersConfig, parse_readers
 
 __all__ = [
@@ -60,6 +61,7 @@ _TOP_LEVEL_KEYS = (
     "cache",
     "fetchLadder",
     "readers",
+    "limits",
     "providerOptions",
     *TOOL_DEFAULT_KEYS.values(),
 )
@@ -94,7 +96,8 @@ class Config:
     capability to the provider ``default<Capability>Provider`` names. ``fetch_ladder`` is
     ``fetchLadder``: ``True`` (the other configured fetchers that serve by default, in file
     order), ``False`` (off) or the names of the fetchers to try, in order. ``readers`` is
-    ``readers``: which site readers are on, and their ``baseUrl`` overrides.
+    ``readers``: which site readers are on, and their ``baseUrl`` overrides. ``limits`` is
+    ``limits``: a team server's rate limits for its callers and providers.
     """
 
     path: Path
@@ -110,6 +113,7 @@ class Config:
     ignored: str | None = None
     fetch_ladder: bool | tuple[str, ...] = True
     readers: ReadersConfig = ReadersConfig()
+    limits: LimitsConfig = LimitsConfig()
 
     def get(self, name: str) -> ProviderConfig | None:
         """The provider called *name*, or ``None``."""
@@ -522,18 +526,20 @@ def parse_config(
     cache, cache_warnings = parse_cache(raw.get("cache"))
     ladder, ladder_warnings = parse_fetch_ladder(raw.get("fetchLadder"), providers, types)
     readers, reader_warnings = parse_readers(raw.get("readers"))
+    limits, limits_warnings = parse_limits(raw.get("limits"))
     return Config(
         path=path,
         source="file",
         providers=tuple(providers),
         default_provider=default,
-        warnings=tuple(warnings + cache_warnings + ladder_warnings + reader_warnings),
+        warnings=tuple(warnings + cache_warnings + ladder_warnings + reader_warnings + limits_warnings),
         key_problems=tuple(key_problems),
         cache=cache,
         notes=tuple(notes),
         tool_defaults=tool_defaults,
         fetch_ladder=ladder,
         readers=readers,
+        limits=limits,
     )
 
 
@@ -670,18 +676,20 @@ def _shared_file(
     cache, cache_warnings = parse_cache(raw.get("cache"))
     ladder, ladder_warnings = parse_fetch_ladder(raw.get("fetchLadder"), providers, types)
     readers, reader_warnings = parse_readers(raw.get("readers"))
+    limits, limits_warnings = parse_limits(raw.get("limits"))
     return Config(
         path=path,
         source="file",
         shape="shared",
         providers=tuple(providers),
         default_provider=default,
-        warnings=tuple(warnings + cache_warnings + ladder_warnings + reader_warnings),
+        warnings=tuple(warnings + cache_warnings + ladder_warnings + reader_warnings + limits_warnings),
         cache=cache,
         notes=tuple(notes),
         tool_defaults=tool_defaults,
         fetch_ladder=ladder,
         readers=readers,
+        limits=limits,
     )
 
 
