@@ -24,7 +24,14 @@ import zlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
-__all__ = ["MAX_VALUE_BYTES", "USAGE_DAYS", "RedisState", "Unavailable", "decode_value", "encode_value"]
+__all__ = [
+    "MAX_VALUE_BYTES",
+    "USAGE_DAYS",
+    "RedisState",
+    "Unavailable",
+    "decode_value",
+    "encode_value",
+]
 
 PREFIX = "pi-web:"
 #: The tag before every compressed answer (a value without it is not ours: a miss).

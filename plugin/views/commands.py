@@ -1,5 +1,5 @@
-"""The ``pi-web`` subcommands this plugin adds: tool shortcuts, ``pi-web config`` and
-``pi-web cache``."""
+"""The ``pi-web`` subcommands this plugin adds: tool shortcuts, ``pi-web config``,
+``pi-web cache`` and ``pi-web usage``."""
 
 from __future__ import annotations
 
@@ -245,6 +245,73 @@ def _cache(options: argparse.Namespace, cli: Any) -> int:
     return 0
 
 
+def _usage_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.description = (
+        "Calls to providers per caller (a token's name on a team server), per provider and UTC "
+        "day, as counted in the shared state (PI_WEB_STATE)."
+    )
+    parser.add_argument(
+        "--days", type=int, default=7, help="how many days back from today (1 to 40; default 7)"
+    )
+    parser.add_argument("--json", action="store_true", help="print the counts as one JSON object")
+
+
+def _usage(options: argparse.Namespace, cli: Any) -> int:
+    import datetime
+    import json
+
+    from ..runtime import state
+
+    if not 1 <= options.days <= state.USAGE_DAYS:
+        print(f"pi-web usage: --days must be 1 to {state.USAGE_DAYS}", file=sys.stderr)
+        return 2
+    where = state.describe()
+    if state.configured() is None:
+        cli.print(
+            f"Usage counts are kept in the shared state, and none is set: set {state.STATE_ENV}"
+            "=redis://HOST:6379/0 (as the team server has it) and run pi-web usage again. A "
+            "server without one logs each call with its caller (pi-web mcp: call ... caller=NAME)."
+        )
+        return 1
+    problem = state.check()
+    if problem is not None:
+        cli.print(f"Shared state {where} unavailable: {problem}")
+        return 1
+    today = datetime.datetime.now(datetime.timezone.utc).date()
+    days = [str(today - datetime.timedelta(days=n)) for n in range(options.days)]
+    counts = state.usage(days)
+    if options.json:
+        cli.print(json.dumps({"state": where, "days": counts}, sort_keys=True))
+        return 0
+    rows = [
+        (day, caller, provider, n)
+        for day in days
+        for caller, providers in sorted(counts.get(day, {}).items())
+        for provider, n in sorted(providers.items())
+    ]
+    span = "today" if options.days == 1 else f"the last {options.days} days"
+    lines = [f"Calls to providers per caller in {where}, {span} (UTC):"]
+    if not rows:
+        lines.append("none")
+    else:
+        widths = [max(len(str(row[i])) for row in rows) for i in range(3)]
+        widths = [
+            max(w, len(h)) for w, h in zip(widths, ("day", "caller", "provider"), strict=True)
+        ]
+        head = ("day", "caller", "provider")
+        lines.append("  ".join(h.ljust(w) for h, w in zip(head, widths, strict=True)) + "  calls")
+        for row in rows:
+            cells = "  ".join(str(v).ljust(w) for v, w in zip(row[:3], widths, strict=True))
+            lines.append(f"{cells}  {row[3]:>5}")
+        callers = {row[1] for row in rows}
+        lines.append(
+            f"Total: {sum(row[3] for row in rows)} calls by {len(callers)} "
+            f"caller{'s' if len(callers) != 1 else ''}."
+        )
+    cli.print("\n".join(lines))
+    return 0
+
+
 COMMANDS = (
     Command(
         name="search",
@@ -274,5 +341,11 @@ COMMANDS = (
         name="config",
         help="show the config file, its providers (keys redacted) and problems",
         run=_config,
+    ),
+    Command(
+        name="usage",
+        help="calls to providers per caller, provider and day, from the shared state",
+        add_arguments=_usage_arguments,
+        run=_usage,
     ),
 )

@@ -27,7 +27,11 @@ def slow_page(httpserver, write_config):
     """``/long``: a plain-text page that takes 0.4 s (``/slower``: 1.5 s); the list of their
     downloads."""
     write_config(
-        {"providers": [{"name": "direct", "type": "direct", "options": {"allowPrivateNetwork": True}}]}
+        {
+            "providers": [
+                {"name": "direct", "type": "direct", "options": {"allowPrivateNetwork": True}}
+            ]
+        }
     )
     downloads: list[float] = []
 
@@ -72,7 +76,11 @@ def test_fresh_calls_do_not_wait_for_each_other(host, slow_page):
 
 def test_a_leader_whose_fetch_fails_leaves_the_others_to_fetch(host, httpserver, write_config):
     write_config(
-        {"providers": [{"name": "direct", "type": "direct", "options": {"allowPrivateNetwork": True}}]}
+        {
+            "providers": [
+                {"name": "direct", "type": "direct", "options": {"allowPrivateNetwork": True}}
+            ]
+        }
     )
     answers = iter([Response("no", status=500), Response(TEXT, content_type="text/plain")])
     seen: list[int] = []

@@ -8,7 +8,6 @@ import time
 import zlib
 
 import pytest
-
 from pi_web_tools.runtime import cache, state
 from pi_web_tools.runtime.state_redis import TAG, decode_value, encode_value
 
@@ -125,9 +124,7 @@ def test_usage_counts_per_day_caller_and_provider(where):
     }
 
 
-def test_a_server_that_is_down_leaves_calls_on_local_state_with_one_warning(
-    shared_state, capsys
-):
+def test_a_server_that_is_down_leaves_calls_on_local_state_with_one_warning(shared_state, capsys):
     shared_state.stop()
     cache.put(SETTINGS, "web_fetch", "k3", {"text": "kept on disk"})
     assert cache.get(SETTINGS, "web_fetch", "k3").value == {"text": "kept on disk"}
@@ -194,9 +191,7 @@ def test_the_password_in_the_url_is_never_shown(monkeypatch, capsys):
     assert "hunter2-very-secret" not in redact_secrets("auth hunter2-very-secret")
 
 
-def test_a_url_that_names_no_redis_server_is_said_once_and_local_state_serves(
-    monkeypatch, capsys
-):
+def test_a_url_that_names_no_redis_server_is_said_once_and_local_state_serves(monkeypatch, capsys):
     monkeypatch.setenv("PI_WEB_STATE", "memcached://127.0.0.1:11211")
     state.reset()
     cache.put(SETTINGS, "web_fetch", "k7", {"x": 1})

@@ -121,7 +121,10 @@ def test_a_429_rests_the_provider_for_its_retry_after_on_every_replica(host, tea
         state.reset()  # another replica knows it too
     assert 39 < state.cooling("one") <= 40
     again = _search(host)
-    assert again.is_error and "one is resting after a rate limit (HTTP 429) for 40 s more" in again.text
+    assert (
+        again.is_error
+        and "one is resting after a rate limit (HTTP 429) for 40 s more" in again.text
+    )
     assert Scripted.calls == ["one"]  # not called while it rests
     assert not host.call("web_search", {"queries": ["q"], "provider": "two"}).is_error
 
@@ -143,9 +146,7 @@ def test_usage_is_counted_per_caller_and_provider_for_calls_made(host, team, whe
     _search(host, "alice")
     host.call("web_search", {"queries": ["q"], "provider": "two"}, ToolContext(caller="bob"))
     _search(host)  # a local call: no caller, not counted
-    assert state.usage([state.today()]) == {
-        state.today(): {"alice": {"one": 2}, "bob": {"two": 1}}
-    }
+    assert state.usage([state.today()]) == {state.today(): {"alice": {"one": 2}, "bob": {"two": 1}}}
 
 
 @pytest.mark.parametrize(

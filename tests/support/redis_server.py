@@ -12,7 +12,9 @@ import time
 
 #: Why the shared-state tests are skipped on this machine, or ``None`` when a server is here.
 SERVER = shutil.which("redis-server") or shutil.which("valkey-server")
-MISSING = None if SERVER else "no redis-server or valkey-server on PATH (apt-get install redis-server)"
+MISSING = (
+    None if SERVER else "no redis-server or valkey-server on PATH (apt-get install redis-server)"
+)
 
 
 def free_port() -> int:
@@ -96,4 +98,3 @@ class RedisServer:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-

@@ -20,7 +20,11 @@ NEXT = re.compile(r"Next: web_fetch (\{.*\})\]$", re.M)
 def page(httpserver, write_config):
     """A long plain-text page on loopback; set ``page.text`` to change what it serves."""
     write_config(
-        {"providers": [{"name": "direct", "type": "direct", "options": {"allowPrivateNetwork": True}}]}
+        {
+            "providers": [
+                {"name": "direct", "type": "direct", "options": {"allowPrivateNetwork": True}}
+            ]
+        }
     )
 
     class Page:
