@@ -133,6 +133,23 @@ class RedisState:
         ms = max(1, int(seconds * 1000))
         self._run(lambda: self.client.set(f"{PREFIX}cache:{key}", blob, px=ms))
 
+    def clear(self) -> int:
+        """Delete every stored answer (nothing else: limits, cooldowns and counts stay)."""
+
+        def work() -> int:
+            removed = 0
+            batch: list[bytes] = []
+            for key in self.client.scan_iter(match=f"{PREFIX}cache:*", count=1000):
+                batch.append(key)
+                if len(batch) >= 1000:
+                    removed += int(self.client.unlink(*batch))
+                    batch = []
+            if batch:
+                removed += int(self.client.unlink(*batch))
+            return removed
+
+        return int(self._run(work))
+
     # single-flight
 
     def lead(self, key: str, seconds: float) -> str | None:

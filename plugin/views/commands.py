@@ -204,12 +204,17 @@ def _cache(options: argparse.Namespace, cli: Any) -> int:
         settings = current_config().cache
     except ConfigError:
         settings = cache.CacheSettings()  # the cache works whatever the config's state
+    from ..runtime import state as shared_state
+
+    shared = shared_state.describe() if shared_state.configured() else None
     try:
         if options.action == "clear":
             removed = cache.clear(settings)
             cli.print(
                 f"Cache cleared: {removed} entr{'y' if removed == 1 else 'ies'} removed from {cache.cache_directory()}"
             )
+            if shared is not None:
+                cli.print(_clear_shared(shared))
             return 0
         directory, size, count = cache.usage(settings)
     except cache.CacheDamaged as exc:
@@ -240,9 +245,30 @@ def _cache(options: argparse.Namespace, cli: Any) -> int:
             f"Moved aside (never read; others could have written them): {', '.join(aside)}; "
             "pi-web cache clear deletes them"
         )
+    if shared is not None:
+        problem = shared_state.check()
+        lines.append(
+            f"Shared state: {shared}: answers are kept there for every replica; this directory "
+            "serves while it is unavailable" + (f" (it is now: {problem})" if problem else "")
+        )
     lines.append("Empty it with: pi-web cache clear")
     cli.print("\n".join(lines))
     return 0
+
+
+def _clear_shared(shared: str) -> str:
+    """Delete the shared state's answers; the line that says how it went."""
+    from ..runtime import state
+
+    problem = state.check()
+    backend = state.remote() if problem is None else None
+    if backend is None:
+        return f"Shared state {shared} unavailable ({problem}): its answers were not cleared"
+    try:
+        removed = backend.clear()
+    except state.Unavailable as exc:
+        return f"Shared state {shared} unavailable ({exc}): its answers were not cleared"
+    return f"Shared answers cleared: {removed} removed from {shared} (every replica's cache)"
 
 
 def _usage_arguments(parser: argparse.ArgumentParser) -> None:

@@ -94,3 +94,20 @@ def test_pi_web_config_shows_the_shared_state_and_the_limits(shared_state, write
     out = capsys.readouterr().out
     assert f"Shared state: redis://127.0.0.1:{shared_state.port}/0 (answers)" in out
     assert "Limits (in the shared state): each caller 60/minute; provider direct 5/second" in out
+
+
+@pytest.mark.redis
+def test_pi_web_cache_names_the_shared_state_and_clear_empties_its_answers(shared_state, capsys):
+    from pi_hostspec.cli import main
+    from pi_web_tools.runtime import cache, state
+
+    cache.put(cache.CacheSettings(), "web_fetch", "k", {"x": 1})
+    state.count("alice", "kagi")
+    assert main(["cache"]) == 0
+    assert f"Shared state: redis://127.0.0.1:{shared_state.port}/0: answers are kept there" in (
+        capsys.readouterr().out
+    )
+    assert main(["cache", "clear"]) == 0
+    assert "Shared answers cleared: 1 removed" in capsys.readouterr().out
+    assert shared_state.client().keys("pi-web:cache:*") == []
+    assert shared_state.client().keys("pi-web:usage:*")  # counts are not answers: kept
