@@ -76,6 +76,10 @@ def decode_value(blob: Any) -> str | None:
         return None
 
 
+def _text(value: bytes | str) -> str:
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else value
+
+
 def client_url(url: str) -> str:
     """*url* as the redis client reads it (``valkey://`` is ``redis://``: one protocol)."""
     scheme, sep, rest = url.partition("://")
@@ -188,7 +192,7 @@ class RedisState:
                 )
                 self._limiter = MovingWindowRateLimiter(storage)
             return take(self._limiter, rules, ids)
-        except (StorageError, *self._errors) as exc:
+        except (StorageError, *self._errors) as exc:  # type: ignore[misc]
             raise Unavailable(str(exc)) from exc
 
     # cooldowns
@@ -226,11 +230,11 @@ class RedisState:
             for day in days:
                 prefix = f"{PREFIX}usage:{day}:"
                 for raw in self.client.scan_iter(match=f"{prefix}*", count=500):
-                    caller = raw.decode("utf-8", "replace")[len(prefix) :]
+                    caller = _text(raw)[len(prefix) :]
                     counts = {}
                     for provider, n in self.client.hgetall(raw).items():
                         try:
-                            counts[provider.decode("utf-8", "replace")] = int(n)
+                            counts[_text(provider)] = int(n)
                         except ValueError:
                             continue  # not a count of ours
                     if counts:
