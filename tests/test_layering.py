@@ -42,11 +42,18 @@ LOOSE = {"pi_web_tools.plugin": 7, "pi_web_tools.testing": 7, "pi_web_tools": 8}
 #: page pipeline's entry. No other provider may import anything outside api/.
 PROVIDER_EXCEPTIONS = {
     "pi_web_tools.providers.direct": {"pi_web_tools.pages"},
-    "pi_web_tools.providers.browser": {"pi_web_tools.pages"},
+    "pi_web_tools.providers.browser": {
+        "pi_web_tools.pages",
+        "pi_web_tools.providers._browser_proxy",  # its own guarded proxy, which imports only api/
+    },
 }
 #: The same two fetchers are the named exceptions to "a provider imports only names of the
 #: api face": they drive the transport and the network guard themselves.
-FACE_EXCEPTIONS = {"pi_web_tools.providers.direct", "pi_web_tools.providers.browser"}
+FACE_EXCEPTIONS = {
+    "pi_web_tools.providers.direct",
+    "pi_web_tools.providers.browser",
+    "pi_web_tools.providers._browser_proxy",
+}
 
 
 def _layer(name: str) -> float:

@@ -1,9 +1,18 @@
-"""The network guard of the direct fetcher: which addresses a page may be fetched from.
+"""The network guard: which hosts a request from this machine may reach.
 
-Private, loopback, link-local, CGNAT, multicast, reserved and cloud-metadata addresses are
-refused unless the user allows private networks: the host is checked before each request (every
-redirect hop), and the connected socket's peer again after connecting, so a DNS answer that
-changes in between (rebinding) cannot reach a private address.
+One host rule, :func:`host_problem`, judges every host: private, loopback, link-local, CGNAT,
+multicast, reserved and cloud-metadata addresses, ``localhost`` names and single-label names
+(``http://intranet/``) are refused unless the user allows private networks. Every fetcher passes
+it the same way: the hand-off check before a URL is given to any fetcher
+(:mod:`pi_web_tools.runtime.run`), and on the wire :func:`guarded_adapter`, whose ``send`` runs
+:func:`check_request` on **every request** a session makes (each redirect hop, whoever follows
+it; each request a rendered page makes, through the browser fetcher's proxy) and whose sockets
+check the connected peer again, so a DNS answer that changes in between (rebinding) cannot reach
+a private address either.
+
+A new fetcher or site reader gets all of it by making its session with
+:func:`guarded_session` (or mounting :func:`guarded_adapter`): a refused request raises
+:class:`RefusedAddress`, whose message says what was refused and which option allows it.
 """
 
 from __future__ import annotations
@@ -22,9 +31,11 @@ __all__ = [
     "ALLOW_HINT",
     "RefusedAddress",
     "allow_hint",
+    "check_request",
     "classify_address",
-    "describe_host",
     "guarded_adapter",
+    "guarded_session",
+    "host_problem",
     "host_refusal",
     "is_proxied",
     "literal_address",
@@ -101,11 +112,16 @@ def resolve_host(host: str, port: int) -> list[str]:
     return [str(info[4][0]) for info in infos]
 
 
-def describe_host(host: str, port: int, *, resolve: bool = True) -> str | None:
-    """Why *host* is not a public host (``"10.0.0.5 is a private address"``, ``"intranet
-    resolves to a private address (10.0.0.5)"``), or ``None``. IP literals (``127.1``-style
-    forms too) and ``localhost`` names are judged as written; other names, with *resolve*, by
-    every address they resolve to (raises ``OSError`` when the name does not resolve)."""
+def host_problem(host: str, port: int, *, resolve: bool = True) -> str | None:
+    """The host rule: why *host* is not a public host (``"10.0.0.5 is a private address"``,
+    ``"intranet is a single-label name (an intranet host)"``, ``"wiki.corp resolves to a private
+    address (10.0.0.5)"``), or ``None``.
+
+    IP literals (``127.1``-style forms too), ``localhost`` names and single-label names are
+    judged as written; other names, with *resolve*, by every address they resolve to (raises
+    ``OSError`` when the name does not resolve). Through a proxy, pass ``resolve=False``: the
+    proxy resolves names itself, but a single-label name still never reaches it (a proxy inside
+    a company resolves intranet hosts)."""
     host = host.lower().rstrip(".")
     literal = _literal_address(host)
     if literal is not None:
@@ -113,6 +129,8 @@ def describe_host(host: str, port: int, *, resolve: bool = True) -> str | None:
         return f"{host} is {reason}" if reason else None
     if host == "localhost" or host.endswith(".localhost"):
         return f"{host} is a loopback address"
+    if "." not in host:
+        return f"{host} is a single-label name (an intranet host)"
     if not resolve:
         return None
     try:
@@ -127,17 +145,19 @@ def describe_host(host: str, port: int, *, resolve: bool = True) -> str | None:
     return None
 
 
-def host_refusal(host: str, port: int, *, proxied: bool = False) -> str | None:
+def host_refusal(
+    host: str, port: int, *, proxied: bool = False, hint: str = ALLOW_HINT
+) -> str | None:
     """Why *host* may not be fetched, or ``None``.
 
-    Through a proxy only the literal host is checked (IP literals, ``localhost``): the proxy
-    resolves names itself.
+    Through a proxy, names are not resolved here (the proxy resolves them); literal addresses,
+    ``localhost`` and single-label names are still refused.
     """
     try:
-        reason = describe_host(host, port, resolve=not proxied)
+        reason = host_problem(host, port, resolve=not proxied)
     except OSError:
         return "could not resolve the host name"
-    return f"refused: {reason}; {ALLOW_HINT}" if reason else None
+    return f"refused: {reason}; {hint}" if reason else None
 
 
 def request_target(url: str) -> tuple[str, str, int]:
@@ -165,10 +185,39 @@ def request_target(url: str) -> tuple[str, str, int]:
 
 
 class RefusedAddress(Exception):
-    """The socket connected to an address the direct fetcher may not reach."""
+    """A request the network guard refused: its message says what and which option allows it
+    (``refused: 10.0.0.5 is a private address; set "allowPrivateNetwork": ...``); *reason* is
+    the first half alone."""
+
+    def __init__(self, reason: str, hint: str = ALLOW_HINT):
+        super().__init__(f"refused: {reason}; {hint}")
+        self.reason = reason
+        self.hint = hint
 
 
-def _check_peer(sock: socket.socket, host: str) -> None:
+def check_request(url: str, proxies: Any = None, *, hint: str = ALLOW_HINT) -> None:
+    """Raise :class:`RefusedAddress` unless a request to *url* may go out: an http(s) URL whose
+    host, as requests sends it, passes :func:`host_problem`, resolved here unless one of
+    *proxies* (as requests merged them from the environment) carries the request. A name that
+    does not resolve passes (the connection then fails by itself, nothing private reached)."""
+    try:
+        scheme, host, port = request_target(url)
+    except ValueError:
+        raise RefusedAddress("the URL cannot be parsed", hint) from None
+    if scheme not in ("http", "https"):
+        raise RefusedAddress(
+            f"only http and https URLs can be fetched (got {scheme or 'no'} scheme)", hint
+        )
+    proxied = bool(proxies) and requests.utils.select_proxy(url, proxies) is not None
+    try:
+        reason = host_problem(host, port, resolve=not proxied)
+    except OSError:
+        return
+    if reason:
+        raise RefusedAddress(reason, hint)
+
+
+def _check_peer(sock: socket.socket, host: str, hint: str) -> None:
     """Refuse a connection whose peer is private (catches DNS answers that changed since the
     pre-check, so a rebinding name cannot slip through)."""
     try:
@@ -178,22 +227,25 @@ def _check_peer(sock: socket.socket, host: str) -> None:
         peer, reason = "?", "an unrecognized address"
     if reason:
         sock.close()
-        raise RefusedAddress(f"refused: {host} connected to {reason} ({peer}); {ALLOW_HINT}")
+        raise RefusedAddress(f"{host} connected to {reason} ({peer})", hint)
 
 
-def guarded_adapter(**kwargs: Any) -> requests.adapters.HTTPAdapter:
-    """An adapter whose direct (non-proxy) connections pass :func:`_check_peer` on connect."""
+def guarded_adapter(*, hint: str = ALLOW_HINT, **kwargs: Any) -> requests.adapters.HTTPAdapter:
+    """An adapter (``requests.adapters.HTTPAdapter`` arguments in *kwargs*) that sends no
+    request :func:`check_request` refuses (every hop of a redirect chain comes through here,
+    whoever follows it), and whose direct (non-proxy) connections check the connected peer.
+    Refusals raise :class:`RefusedAddress` ending with *hint*."""
 
     class GuardedHTTPConnection(HTTPConnection):
         def _new_conn(self) -> socket.socket:
             sock = super()._new_conn()
-            _check_peer(sock, self.host)
+            _check_peer(sock, self.host, hint)
             return sock
 
     class GuardedHTTPSConnection(HTTPSConnection):
         def _new_conn(self) -> socket.socket:
             sock = super()._new_conn()
-            _check_peer(sock, self.host)
+            _check_peer(sock, self.host, hint)
             return sock
 
     class GuardedHTTPPool(HTTPConnectionPool):
@@ -203,6 +255,18 @@ def guarded_adapter(**kwargs: Any) -> requests.adapters.HTTPAdapter:
         ConnectionCls = GuardedHTTPSConnection
 
     class GuardedAdapter(requests.adapters.HTTPAdapter):
+        def send(
+            self,
+            request: Any,
+            stream: bool = False,
+            timeout: Any = None,
+            verify: Any = True,
+            cert: Any = None,
+            proxies: Any = None,
+        ) -> Any:
+            check_request(request.url, proxies, hint=hint)
+            return super().send(request, stream, timeout, verify, cert, proxies)
+
         def init_poolmanager(self, *args: Any, **pool_kwargs: Any) -> None:
             super().init_poolmanager(*args, **pool_kwargs)
             # Proxied requests use a separate ProxyManager: the proxy resolves names itself.
@@ -212,6 +276,14 @@ def guarded_adapter(**kwargs: Any) -> requests.adapters.HTTPAdapter:
             }
 
     return GuardedAdapter(**kwargs)
+
+
+def guarded_session(*, hint: str = ALLOW_HINT, **kwargs: Any) -> requests.Session:
+    """A session made the one way (:func:`pi_web_tools.api._http_client.new_session`, *kwargs*
+    passed on) on a :func:`guarded_adapter`: nothing it sends reaches a host the rule refuses."""
+    from ._http_client import new_session
+
+    return new_session(adapter=guarded_adapter(hint=hint), **kwargs)
 
 
 def is_proxied(url: str) -> bool:

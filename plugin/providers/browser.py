@@ -1,22 +1,31 @@
 """The ``browser`` fetcher: pages read in a local headless Chromium, keyless, so that pages drawn
 by JavaScript (application shells) give their text.
 
-One browser per process, started on the first call that needs it (Playwright for Python
-driving a system Chromium or Chrome, or Playwright's own browser) and reused; a fresh browser
-context per call, so no cookie or storage outlives it unless ``keepStorage`` asks. The pages of
-a call load in parallel, at most ``maxPages`` at once.
+One browser per executable, started on the first call that needs it (Playwright for Python
+driving a system Chromium or Chrome, or Playwright's own browser) and shared by every call; a
+browser is started again only once it has died, never under a call still using it. Each call
+gets a browser context of its own, so its pages render in renderer processes of their own (no
+cookie or storage outlives the call unless ``keepStorage`` asks); its pages load in parallel, at
+most ``maxPages`` at once, and each URL succeeds or fails on its own by the call's deadline (a
+page whose scripts never stop is stopped and read; a renderer that crashed fails its URL only).
 
-Every request the page makes (the document, scripts, XHR and fetch, images, frames, redirects)
-is answered by this process, not by the browser's own network stack: it goes through the same
-guarded HTTP session as the direct fetcher (the host check before, the connected socket checked
-after, the environment's proxies as ``requests`` honours them, ``maxBytes`` per response, the
-call's deadline; redirects are followed here, every hop checked, since Playwright routes only
-the first request of a redirect chain), so nothing reaches a private, loopback, link-local or
-metadata address unless ``allowPrivateNetwork`` is set. The browser's own network stack leads
-nowhere: its proxy is a loopback port this process holds without listening, and WebRTC may use
-nothing but that proxy, so what no route answers (WebRTC's STUN and TURN, preconnects) reaches
-no host. WebSockets are refused; downloads are refused; service workers are blocked. The
-rendered DOM then goes through the same page pipeline as every other HTML body
+The network: each call's context has a proxy of its own, :class:`._browser_proxy.GuardedProxy`,
+and the browser no other way out. Every request the page makes (the document, scripts, XHR and
+fetch, images, frames, workers, every redirect hop, CORS preflights) goes through it and on
+through the same guarded HTTP session as the direct fetcher (the one host rule of
+:mod:`pi_web_tools.api._netguard` before it, the connected socket checked after it, the
+environment's proxies and CA bundle as ``requests`` honours them, ``maxBytes`` per response, the
+call's deadline). Answers come back exactly as the server sent them, so the browser's
+same-origin policy holds. The browser's launch proxy is a loopback port this process holds
+without listening, and WebRTC may use nothing but a proxy, so what no context proxy carries
+reaches no host. WebSockets and downloads are refused; service workers are blocked.
+
+Memory: on Linux each renderer's resident memory is watched (every :data:`WATCH_SECONDS`) and a
+renderer past :data:`RENDERER_MEMORY_BYTES` is killed: its page fails, named, and the call's
+other pages and every other call go on. The data segment of every renderer is also capped by
+the kernel (``RLIMIT_DATA``, twice that) as a backstop between two looks.
+
+The rendered DOM then goes through the same page pipeline as every other HTML body
 (:func:`pi_web_tools.pages.read`): extraction, paging, cache and budget.
 
 Nothing here is imported until a call needs it.
@@ -24,13 +33,17 @@ Nothing here is imported until a call needs it.
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import os
 import shutil
+import signal
 import socket
+import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
 import attrs
@@ -49,7 +62,14 @@ from ..api import (
     option,
 )
 
-__all__ = ["BROWSER", "BrowserOptions", "BrowserProvider", "find_browser", "shutdown"]
+__all__ = [
+    "BROWSER",
+    "RENDERER_MEMORY_BYTES",
+    "BrowserOptions",
+    "BrowserProvider",
+    "find_browser",
+    "shutdown",
+]
 
 #: Executables looked for on the PATH, in order.
 EXECUTABLES = (
@@ -63,6 +83,8 @@ EXECUTABLES = (
 #: A switch Chromium ignores, given this process's id (``--pi-web-tools-browser=1234``), so its
 #: browsers can be told apart from other processes' (tests look for them).
 MARKER = "--pi-web-tools-browser"
+#: Another, numbering the browsers this process launched, to find each one's processes.
+LAUNCH_MARKER = "--pi-web-tools-launch"
 LAUNCH_ARGS = (
     "--disable-gpu",
     "--disable-quic",
@@ -72,21 +94,23 @@ LAUNCH_ARGS = (
     "--disable-sync",
     "--disable-dev-shm-usage",
     "--js-flags=--max-old-space-size=512",
-    # WebRTC only through the proxy, which leads nowhere (see _Engine.ensure_browser): no STUN
-    # or TURN packet of a page's reaches any address, since none passes through the route.
+    # WebRTC only through a proxy, which leads nowhere or to the call's guarded proxy (which
+    # connects to nothing before a whole HTTP request): no STUN or TURN packet of a page's
+    # reaches any address.
     "--webrtc-ip-handling-policy=disable_non_proxied_udp",
 )
 DEFAULT_MAX_BYTES = 5_000_000
-#: Headers that describe the wire, not the content: requests has already undone them.
-_HOP_HEADERS = {
-    "connection",
-    "keep-alive",
-    "transfer-encoding",
-    "content-encoding",
-    "content-length",
-    "proxy-connection",
-    "upgrade",
-}
+#: The resident memory at which a renderer is stopped (its page fails; the rest goes on).
+RENDERER_MEMORY_BYTES = 1024 * 1024 * 1024
+#: How often the renderers' memory is looked at.
+WATCH_SECONDS = 0.1
+#: Chromium's process-singleton socket is ``$TMPDIR/org.chromium.Chromium.XXXXXX/SingletonSocket``
+#: and a Unix socket path holds at most 107 bytes (103 on macOS): a longer TMPDIR and the
+#: browser exits at start (``Socket path too long``). The socket's name takes 45 bytes.
+SOCKET_NAME_BYTES = 45
+SOCKET_PATH_BYTES = 103
+#: How long the DOM of a settled page is waited for before its scripts are stopped.
+DOM_SECONDS = 2.0
 _INSTALL_EXTRA = "browser"
 
 
@@ -135,13 +159,19 @@ def find_browser(executable: str | None = None) -> str | None:
 def setup_problem(executable: str | None = None) -> str | None:
     """What is missing to render pages (the library or a browser) and the one command that
     fixes it, or ``None`` when a browser can be driven."""
+    import importlib.util
+
     try:
         import playwright  # noqa: F401
     except ImportError:
+        missing = "Playwright"
+    else:  # the proxy's certificate is made with it (found, not imported, here)
+        missing = None if importlib.util.find_spec("cryptography") else "cryptography"
+    if missing is not None:
         from pi_hostspec.install import install_command
 
         return (
-            "the browser fetcher needs Playwright; install it with: "
+            f"the browser fetcher needs {missing}; install it with: "
             f"{install_command(_INSTALL_EXTRA)}"
         )
     if find_browser(executable) is None:
@@ -174,85 +204,314 @@ def browser_install_command() -> str:
     return f"{python} -m playwright install chromium"
 
 
+# --------------------------------------------------------------------------- launching
+
+
+def browser_environment(environ: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment the browser starts with: this process's, with ``TMPDIR`` moved to the
+    system's ``/tmp`` when the given one is too long for Chromium's socket path (see
+    :data:`SOCKET_PATH_BYTES`). Chromium makes a private folder there (mode 0700) for its
+    socket; nothing else of it changes place."""
+    environ = dict(os.environ if environ is None else environ)
+    tmp = environ.get("TMPDIR")
+    if (
+        tmp
+        and len(os.fsencode(tmp.rstrip("/"))) + SOCKET_NAME_BYTES > SOCKET_PATH_BYTES
+        and os.path.isdir("/tmp")
+        and os.access("/tmp", os.W_OK | os.X_OK)
+    ):
+        environ["TMPDIR"] = "/tmp"
+    return environ
+
+
+def launch_problem(exc: BaseException, executable: str) -> str:
+    """Why the browser did not start, and what to do, from Playwright's error (which carries
+    the browser's own log) and this process's limits."""
+    text = str(exc)
+    limit = _address_space_limit()
+    if "Socket path too long" in text:
+        return (
+            "the browser did not start: the temporary directory's path is too long for its "
+            f"socket (TMPDIR is {len(os.environ.get('TMPDIR', ''))} characters); set TMPDIR to "
+            "a shorter path"
+        )
+    if limit is not None:
+        return (
+            f"the browser did not start: this process may use at most {limit / 2**30:.1f} GB "
+            "of address space (ulimit -v), and Chromium reserves far more address space than "
+            "it uses (it needs about 56 GB of it to start); run the agent without that limit "
+            "(ulimit -v unlimited)"
+        )
+    fatal = next(
+        (line.split("] ", 1)[-1].strip() for line in text.splitlines() if ":FATAL:" in line),
+        None,
+    )
+    cause = fatal or _one_line(exc)
+    return (
+        f"the browser did not start ({cause[:200]}); check that it runs: "
+        f"{executable} --headless --no-sandbox --dump-dom about:blank"
+    )
+
+
+def _address_space_limit() -> int | None:
+    """This process's address-space limit in bytes (``ulimit -v``), or ``None`` when there is
+    none (or no way to tell)."""
+    try:
+        import resource
+    except ImportError:
+        return None
+    soft, _hard = resource.getrlimit(resource.RLIMIT_AS)
+    return None if soft == resource.RLIM_INFINITY else soft
+
+
+def _children(pid: int) -> list[int]:
+    """The child processes of *pid* (Linux), or ``[]``."""
+    found: list[int] = []
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/children") as listing:
+                found.extend(int(child) for child in listing.read().split())
+    except (OSError, ValueError):
+        pass
+    return found
+
+
+def _command_line(pid: int) -> bytes:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as source:
+            return source.read()
+    except OSError:
+        return b""
+
+
+def _find_launched(marker: bytes) -> int | None:
+    """The process whose command line carries *marker* (Linux), or ``None``."""
+    try:
+        pids = [int(name) for name in os.listdir("/proc") if name.isdigit()]
+    except OSError:
+        return None
+    for pid in pids:
+        if marker in _command_line(pid).split(b"\0"):
+            return pid
+    return None
+
+
+def _resident_bytes(pid: int) -> int:
+    with open(f"/proc/{pid}/statm") as source:
+        return int(source.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+class _Browser:
+    """One launched browser: the Playwright handle, its renderers' parent processes (Linux),
+    and why each of its pages that crashed did (``Target.targetCrashed``)."""
+
+    def __init__(self, handle: Any, executable: str, sandboxed: bool):
+        self.handle = handle
+        self.executable = executable
+        self.sandboxed = sandboxed
+        self.zygotes: list[int] = []
+        self.crashes: dict[str, tuple[str, int]] = {}
+
+    @property
+    def alive(self) -> bool:
+        return self.handle.is_connected()
+
+    async def watch_crashes(self) -> None:
+        """Learn the status of every target that crashes (``killed`` with code 9: SIGKILL, by
+        the memory watch or the kernel's out-of-memory killer)."""
+        session = await self.handle.new_browser_cdp_session()
+        session.on(
+            "Target.targetCrashed",
+            lambda event: self.crashes.__setitem__(
+                event.get("targetId", ""), (event.get("status", ""), event.get("errorCode", 0))
+            ),
+        )
+        await session.send("Target.setDiscoverTargets", {"discover": True})
+
+    def find_renderer_parents(self, launch: int) -> None:
+        """The zygote processes the browser forks its renderers from (Linux), each given the
+        data-segment backstop (``RLIMIT_DATA``, twice the memory limit) that its renderers
+        inherit."""
+        try:
+            import resource
+
+            prlimit = resource.prlimit
+        except (ImportError, AttributeError):
+            return
+        pid = _find_launched(f"{LAUNCH_MARKER}={launch}".encode())
+        if pid is None:
+            return
+        for _ in range(20):
+            self.zygotes = [
+                child
+                for child in _children(pid)
+                if b"--type=zygote" in _command_line(child)
+                and b"--no-zygote-sandbox" not in _command_line(child)
+            ]
+            if self.zygotes:
+                break
+            time.sleep(0.05)
+        backstop = 2 * RENDERER_MEMORY_BYTES
+        for zygote in self.zygotes:
+            try:
+                prlimit(zygote, resource.RLIMIT_DATA, (backstop, backstop))
+            except (OSError, ValueError):
+                pass
+
+    def renderers(self) -> list[int]:
+        """The renderer processes now running (Linux)."""
+        return [
+            child
+            for zygote in self.zygotes
+            for child in _children(zygote)
+            if b"--type=renderer" in _command_line(child)
+        ]
+
+
+class _MemoryWatch:
+    """A thread that, while calls render, kills any renderer of the engine's browsers whose
+    resident memory passed :data:`RENDERER_MEMORY_BYTES` (Linux; elsewhere it does nothing).
+    Chromium then reports that page's target crashed, ``killed``; the page's URL says why."""
+
+    def __init__(self, engine: _Engine):
+        self.engine = engine
+        self.busy = threading.Event()
+        #: The most resident memory seen in one renderer (for measurements).
+        self.peak = 0
+        threading.Thread(target=self._run, name="pi-web-browser-memory", daemon=True).start()
+
+    def _run(self) -> None:
+        while True:
+            self.busy.wait()
+            try:
+                browsers = list(self.engine.browsers.values())
+            except RuntimeError:  # changed while copied: look again next time
+                browsers = []
+            for browser in browsers:
+                for pid in browser.renderers():
+                    try:
+                        used = _resident_bytes(pid)
+                    except (OSError, ValueError, IndexError):
+                        continue
+                    self.peak = max(self.peak, used)
+                    if used > RENDERER_MEMORY_BYTES:
+                        try:
+                            os.kill(pid, signal.SIGKILL)
+                        except OSError:
+                            pass
+            time.sleep(WATCH_SECONDS)
+
+
 # --------------------------------------------------------------------------- the engine
 
 
 class _Engine:
-    """One browser for the process, on an event loop of its own thread."""
+    """The browsers of this process, on an event loop of its own thread."""
 
     def __init__(self) -> None:
-        import asyncio
-
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(
             target=self.loop.run_forever, name="pi-web-browser", daemon=True
         )
         self.thread.start()
         self.playwright: Any = None
-        self.browser: Any = None
-        self.executable: str | None = None
-        self.sandboxed = False
+        self.browsers: dict[str, _Browser] = {}
+        self.launches = 0
+        self.starting: asyncio.Lock | None = None
         self.network = ThreadPoolExecutor(max_workers=16, thread_name_prefix="browser-net")
         self.storage: dict[str, Any] = {}
-        # The browser's proxy: a loopback port this process holds without listening, so every
-        # connection the browser would open by itself (what no route answers: WebRTC's TURN,
-        # preconnects, a WebSocket) is refused at once, and none reaches another host.
+        self.calls = 0
+        self.counting = threading.Lock()
+        self.memory = _MemoryWatch(self) if sys.platform.startswith("linux") else None
+        # The browser's own proxy: a loopback port this process holds without listening, so
+        # every connection the browser would open outside a call's context is refused at once.
         self.nowhere = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self.nowhere.bind(("127.0.0.1", 0))
 
     def run(self, coroutine: Any) -> Any:
         """A concurrent future of *coroutine* run on the engine's loop."""
-        import asyncio
-
         return asyncio.run_coroutine_threadsafe(coroutine, self.loop)
 
-    async def ensure_browser(self, executable: str) -> Any:
-        """The running browser (started, or started again after a crash)."""
-        if (
-            self.browser is not None
-            and self.browser.is_connected()
-            and self.executable == executable
-        ):
-            return self.browser
-        await self.close_browser()
-        if self.playwright is None:
-            from playwright.async_api import async_playwright
+    def call_started(self) -> None:
+        """A call renders now: the memory watch looks while any does."""
+        with self.counting:
+            self.calls += 1
+            if self.memory is not None:
+                self.memory.busy.set()
 
-            self.playwright = await async_playwright().start()
+    def call_ended(self) -> None:
+        with self.counting:
+            self.calls -= 1
+            if self.calls <= 0 and self.memory is not None:
+                self.memory.busy.clear()
+
+    async def browser(self, executable: str) -> _Browser:
+        """The running browser for *executable*, started if there is none or it has died (a
+        browser still running is never closed here: other calls may be using it)."""
+        if self.starting is None:
+            self.starting = asyncio.Lock()
+        async with self.starting:
+            running = self.browsers.get(executable)
+            if running is not None and running.alive:
+                return running
+            self.browsers.pop(executable, None)
+            if self.playwright is None:
+                from playwright.async_api import async_playwright
+
+                self.playwright = await async_playwright().start()
+            self.launches += 1
+            launched = await self._launch(executable, self.launches)
+            self.browsers[executable] = launched
+            return launched
+
+    async def _launch(self, executable: str, launch: int) -> _Browser:
+        from ._browser_proxy import tls_identity
+
+        _context, pin = await asyncio.get_running_loop().run_in_executor(self.network, tls_identity)
         options = {
             "executable_path": executable,
             "headless": True,
-            "args": [*LAUNCH_ARGS, f"{MARKER}={os.getpid()}"],
+            "args": [
+                *LAUNCH_ARGS,
+                # The certificate of the call's proxy, which answers every HTTPS tunnel.
+                f"--ignore-certificate-errors-spki-list={pin}",
+                f"{MARKER}={os.getpid()}",
+                f"{LAUNCH_MARKER}={launch}",
+            ],
             "handle_sigint": False,
+            "env": browser_environment(),
             # Loopback too (Playwright adds <-loopback> to the bypass list).
             "proxy": {"server": f"http://127.0.0.1:{self.nowhere.getsockname()[1]}"},
         }
         # Playwright turns Chromium's sandbox off unless asked. Chromium refuses it as root (a
         # container, typically), and cannot have it where the kernel allows it no namespaces
         # (a container's default seccomp profile): there it runs without.
-        self.sandboxed = not (hasattr(os, "geteuid") and os.geteuid() == 0)
+        sandboxed = not (hasattr(os, "geteuid") and os.geteuid() == 0)
         try:
-            self.browser = await self.playwright.chromium.launch(
-                chromium_sandbox=self.sandboxed, **options
-            )
+            handle = await self.playwright.chromium.launch(chromium_sandbox=sandboxed, **options)
         except Exception as exc:
-            if not self.sandboxed or "sandbox" not in str(exc).lower():
+            if not sandboxed or "sandbox" not in str(exc).lower():
                 raise
-            self.sandboxed = False
-            self.browser = await self.playwright.chromium.launch(chromium_sandbox=False, **options)
-        self.executable = executable
-        return self.browser
-
-    async def close_browser(self) -> None:
-        browser, self.browser = self.browser, None
-        if browser is not None:
-            try:
-                await browser.close()
-            except Exception:  # noqa: BLE001 - it may be gone already
-                pass
+            sandboxed = False
+            handle = await self.playwright.chromium.launch(chromium_sandbox=False, **options)
+        launched = _Browser(handle, executable, sandboxed)
+        try:
+            await launched.watch_crashes()
+        except Exception:  # noqa: BLE001 - crashes are then named without their cause
+            pass
+        if self.memory is not None:
+            await asyncio.get_running_loop().run_in_executor(
+                self.network, launched.find_renderer_parents, launch
+            )
+        return launched
 
     async def stop(self) -> None:
-        await self.close_browser()
+        browsers, self.browsers = list(self.browsers.values()), {}
+        for browser in browsers:
+            try:
+                await asyncio.wait_for(browser.handle.close(), 5)
+            except Exception:  # noqa: BLE001 - it may be gone already
+                pass
         playwright, self.playwright = self.playwright, None
         if playwright is not None:
             try:
@@ -275,14 +534,14 @@ def _get_engine() -> _Engine:
 
 
 def shutdown() -> None:
-    """Close the browser and its driver (also run at exit): no browser outlives the process."""
+    """Close the browsers and their driver (also run at exit): no browser outlives the process."""
     global _engine
     with _engine_lock:
         engine, _engine = _engine, None
     if engine is None:
         return
     try:
-        engine.run(engine.stop()).result(5)
+        engine.run(engine.stop()).result(10)
     except Exception:  # noqa: BLE001 - exiting regardless
         pass
     engine.loop.call_soon_threadsafe(engine.loop.stop)
@@ -291,18 +550,6 @@ def shutdown() -> None:
 
 
 # --------------------------------------------------------------------------- the provider
-
-
-class _Blocked(Exception):
-    """A request the page made that the network guard refused."""
-
-
-class _Redirect(Exception):
-    """A redirect of a page's own document, to :attr:`target`."""
-
-    def __init__(self, target: str):
-        super().__init__(target)
-        self.target = target
 
 
 class BrowserProvider:
@@ -323,9 +570,13 @@ class BrowserProvider:
 
     def _new_session(self) -> Any:
         from ..api._http_client import new_session
-        from ..api._netguard import guarded_adapter
+        from ..api._netguard import allow_hint, guarded_adapter
 
-        adapter = None if self.options.allow_private_network else guarded_adapter()
+        adapter = (
+            None
+            if self.options.allow_private_network
+            else guarded_adapter(hint=allow_hint(self.name), pool_maxsize=32, max_retries=0)
+        )
         return new_session(adapter=adapter, keep_cookies=False)
 
     def close(self) -> None:
@@ -334,7 +585,7 @@ class BrowserProvider:
 
     def fetch(self, request: FetchRequest, ctx: Any) -> FetchResponse:
         """Render every URL (at most ``maxPages`` at once) and read each through the page
-        pipeline; a URL that fails is a page with its error."""
+        pipeline; each URL is a page, or its own failure, by the call's deadline."""
         urls = list(request.urls)
         if not urls:
             return FetchResponse(pages=())
@@ -342,267 +593,217 @@ class BrowserProvider:
         if problem is not None:
             raise ProviderError(f"{self.name}: {problem}", provider=self.name)
         from .. import pages
+        from ._browser_proxy import GuardedProxy
 
         pages.prewarm()
         deadline = time.monotonic() + self.timeout
         cancel = getattr(ctx, "cancel", None)
         engine = _get_engine()
-        future = engine.run(self._render_all(engine, urls, deadline, cancel))
-        while True:
-            try:
-                rendered = future.result(0.05)
-                break
-            except TimeoutError:
-                pass
-            if cancel is not None and cancel.is_set():
-                future.cancel()
-                return FetchResponse(
-                    pages=tuple(FetchedPage(url=url, ok=False, error="cancelled") for url in urls)
-                )
-            if time.monotonic() > deadline + 2.0:  # the loop did not answer: restart the browser
-                future.cancel()
-                engine.run(engine.close_browser())
-                message = f"timed out after {self.timeout:g} s while rendering"
-                return FetchResponse(
-                    pages=tuple(FetchedPage(url=url, ok=False, error=message) for url in urls)
-                )
-        return FetchResponse(pages=tuple(rendered))
+        proxy = GuardedProxy(
+            self._http, max_bytes=self.options.max_bytes, deadline=deadline, cancel=cancel
+        )
+        done: dict[int, FetchedPage] = {}
+        engine.call_started()
+        try:
+            future = engine.run(self._render_all(engine, urls, deadline, cancel, proxy, done))
+            while True:
+                try:
+                    future.result(0.05)
+                    break
+                except FutureTimeout:  # TimeoutError from Python 3.11 on; not on 3.10
+                    pass
+                if cancel is not None and cancel.is_set():
+                    future.cancel()
+                    return self._answer(urls, done, "cancelled")
+                if time.monotonic() > deadline + 2.0:  # a page that never answered: it alone fails
+                    future.cancel()
+                    break
+            return self._answer(urls, done, f"timed out after {self.timeout:g} s while rendering")
+        finally:
+            engine.call_ended()
+            proxy.close()
+
+    @staticmethod
+    def _answer(urls: list[str], done: dict[int, FetchedPage], missing: str) -> FetchResponse:
+        return FetchResponse(
+            pages=tuple(
+                done.get(index) or FetchedPage(url=url, ok=False, error=missing)
+                for index, url in enumerate(urls)
+            )
+        )
 
     # -- in the engine's loop --------------------------------------------------------------
 
     async def _render_all(
-        self, engine: _Engine, urls: list[str], deadline: float, cancel: Any
-    ) -> list[FetchedPage]:
-        """Every URL rendered (at most ``maxPages`` at once) and read into a page, each read
-        through the page pipeline as soon as it is rendered, while the others still render."""
-        import asyncio
-
+        self,
+        engine: _Engine,
+        urls: list[str],
+        deadline: float,
+        cancel: Any,
+        proxy: Any,
+        done: dict[int, FetchedPage],
+    ) -> None:
+        """Every URL rendered (at most ``maxPages`` at once) in a context of the call's own,
+        and read into *done* as soon as it is rendered, while the others still render."""
+        executable = find_browser(self.options.executable_path) or ""
         try:
-            browser = await engine.ensure_browser(find_browser(self.options.executable_path))
+            browser = await engine.browser(executable)
         except Exception as exc:  # noqa: BLE001 - a browser that will not start
-            message = f"the browser did not start ({_one_line(exc)})"
-            return [FetchedPage(url=url, ok=False, error=message) for url in urls]
-        context = await browser.new_context(
-            service_workers="block",
-            accept_downloads=False,
-            storage_state=engine.storage.get(self.name) if self.options.keep_storage else None,
-        )
-        # A page's own document redirected: where to (a new navigation, which the route sees;
-        # a redirect the browser followed by itself would reach the network unrouted).
-        redirects: dict[Any, str] = {}
-        try:
-            await context.route(
-                "**/*",
-                lambda route, request: self._answer(engine, route, request, deadline, redirects),
+            message = launch_problem(exc, executable)
+            done.update(
+                (index, FetchedPage(url=url, ok=False, error=message))
+                for index, url in enumerate(urls)
             )
-            await context.route_web_socket("**/*", self._socket)
+            return
+        try:
+            context = await browser.handle.new_context(
+                service_workers="block",
+                accept_downloads=False,
+                proxy={"server": proxy.url},
+                storage_state=engine.storage.get(self.name) if self.options.keep_storage else None,
+            )
+        except Exception as exc:  # noqa: BLE001 - the browser died as the call began
+            message = f"the browser could not open a page ({_one_line(exc)})"
+            done.update(
+                (index, FetchedPage(url=url, ok=False, error=message))
+                for index, url in enumerate(urls)
+            )
+            return
+        try:
             limit = asyncio.Semaphore(self.options.max_pages)
 
-            async def one(url: str) -> FetchedPage:
+            async def one(index: int, url: str) -> None:
                 async with limit:
-                    found = await self._render(context, url, deadline, redirects)
-                return await asyncio.get_running_loop().run_in_executor(
+                    try:
+                        found = await asyncio.wait_for(
+                            self._render(browser, context, url, deadline, proxy),
+                            max(0.1, deadline - time.monotonic()),
+                        )
+                    except asyncio.TimeoutError:
+                        found = {"error": f"timed out after {self.timeout:g} s while rendering"}
+                done[index] = await asyncio.get_running_loop().run_in_executor(
                     engine.network, self._page, url, found, deadline, cancel
                 )
 
-            found = await asyncio.gather(*(one(url) for url in urls))
+            await asyncio.gather(*(one(index, url) for index, url in enumerate(urls)))
             if self.options.keep_storage:
-                engine.storage[self.name] = await context.storage_state()
-            return list(found)
+                try:
+                    engine.storage[self.name] = await asyncio.wait_for(context.storage_state(), 5)
+                except Exception:  # noqa: BLE001 - a context that died keeps nothing
+                    pass
         finally:
             try:
                 await asyncio.wait_for(context.close(), 5)
-            except Exception:  # noqa: BLE001 - a stuck context: the browser starts again
-                await engine.close_browser()
+            except BaseException:  # noqa: BLE001 - a context that will not close: left to the
+                pass  # browser (closing the browser would fail every other call)
 
     async def _render(
-        self, context: Any, url: str, deadline: float, redirects: dict[Any, str]
+        self, browser: _Browser, context: Any, url: str, deadline: float, proxy: Any
     ) -> dict:
+        """One URL rendered: its status, final URL, content type and DOM (or body), or
+        ``{"error": ...}``."""
         from ..api._http_client import MAX_REDIRECTS
 
         page = await context.new_page()
-        found: dict = {}
-        in_flight = _InFlight()
-        page.on("request", in_flight.started)
-        page.on("requestfinished", in_flight.ended)
-        page.on("requestfailed", in_flight.ended)
+        watch = _PageWatch(page)
+        # The page's own protocol session and target id (to stop its scripts, to learn why it
+        # crashed), opened beside the navigation rather than before it.
+        protocol = _taken(asyncio.ensure_future(_page_protocol(context, page)))
         try:
-            target, hops = url, 0
-            while True:
-                remaining = max(0.1, deadline - time.monotonic())
-                failed: Exception | None = None
+            remaining = max(0.1, deadline - time.monotonic())
+            try:
+                response = await page.goto(
+                    url, wait_until="domcontentloaded", timeout=remaining * 1000
+                )
+            except Exception as exc:  # noqa: BLE001 - navigation errors are the page's
+                if "ERR_ABORTED" not in str(exc) or watch.crashed:
+                    return {"error": await self._failure(exc, browser, protocol, proxy, watch)}
+                # The page sent itself elsewhere before its document was in (a script's
+                # location change): the page is where that navigation ends.
                 try:
-                    response = await page.goto(
-                        target, wait_until="domcontentloaded", timeout=remaining * 1000
+                    await page.wait_for_load_state(
+                        "domcontentloaded",
+                        timeout=max(0.1, deadline - time.monotonic()) * 1000,
                     )
-                except Exception as exc:  # noqa: BLE001 - navigation errors are the page's
-                    failed = exc
-                following = redirects.pop(page, None)
-                if following is None:
-                    break
-                hops += 1
-                if hops > MAX_REDIRECTS:
-                    return {"error": f"too many redirects (more than {MAX_REDIRECTS})"}
-                target = following
-            if failed is not None:
-                return {"error": _navigation_error(failed, self.timeout)}
+                except Exception as later:  # noqa: BLE001
+                    return {"error": await self._failure(later, browser, protocol, proxy, watch)}
+                response = watch.document
+            if page.url.startswith("chrome-error:"):  # the navigation failed
+                return {"error": self._navigation_failure(proxy, watch, None)}
             if response is None:
                 return {"error": "the browser loaded nothing"}
-            found["status"] = response.status
-            found["final_url"] = page.url
-            found["content_type"] = (await response.all_headers()).get("content-type", "")
+            hops, earlier = 0, response.request.redirected_from
+            while earlier is not None:
+                hops, earlier = hops + 1, earlier.redirected_from
+            if hops > MAX_REDIRECTS:
+                return {"error": f"too many redirects (more than {MAX_REDIRECTS})"}
+            found: dict = {
+                "status": response.status,
+                "final_url": page.url,
+                "content_type": (await response.all_headers()).get("content-type", ""),
+            }
             if response.status >= 400:
                 return found
             settle = min(self.options.settle_seconds, max(0.0, deadline - time.monotonic() - 0.5))
-            await _settle(page, in_flight, settle)
+            await _settle(page, watch, settle)
             if "html" in found["content_type"] or not found["content_type"]:
-                found["html"] = await page.content()
+                found["html"], stopped = await _read_dom(page, protocol, watch, deadline)
+                if stopped:
+                    found["note"] = (
+                        "The page's scripts were still running when it was read; they were stopped"
+                    )
             else:
                 found["body"] = await response.body()
+            if page.url.startswith("chrome-error:"):  # a later navigation failed
+                return {"error": self._navigation_failure(proxy, watch, None)}
+            found["final_url"] = page.url
             return found
+        except Exception as exc:  # noqa: BLE001 - the renderer crashed, or the page went away
+            return {"error": await self._failure(exc, browser, protocol, proxy, watch)}
         finally:
             try:
-                await page.close()
-            except Exception:  # noqa: BLE001
+                await asyncio.wait_for(page.close(), 2)
+            except BaseException:  # noqa: BLE001 - the context's close ends it
                 pass
 
-    async def _answer(
-        self,
-        engine: _Engine,
-        route: Any,
-        request: Any,
-        deadline: float,
-        redirects: dict[Any, str],
-    ) -> None:
-        """Answer one request of the page through the guarded session, or refuse it. Redirects
-        are followed here, each hop checked; a redirect of a page's own document is aborted and
-        recorded in *redirects*, and the page navigates to its target (so its URL is right)."""
-        import asyncio
+    async def _failure(
+        self, exc: BaseException, browser: _Browser, protocol: Any, proxy: Any, watch: Any
+    ) -> str:
+        """Why a page failed: its renderer crashed (over the memory limit, or otherwise), the
+        guard refused its document, or the browser's own error."""
+        if watch.crashed or "crash" in str(exc).lower():
+            _session, target = await _protocol_of(protocol)
+            for _ in range(20):  # the browser's crash report may follow the page's event
+                if target in browser.crashes:
+                    break
+                await asyncio.sleep(0.05)
+            status, code = browser.crashes.get(target or "", ("", 0))
+            if status == "killed" and code == signal.SIGKILL:
+                return (
+                    "the page was stopped: it used more than "
+                    f"{RENDERER_MEMORY_BYTES // 2**20:,} MB of memory (the browser fetcher's "
+                    "limit per page)"
+                )
+            return "the page's renderer crashed"
+        if "Timeout" in type(exc).__name__:
+            return f"timed out after {self.timeout:g} s while rendering"
+        return self._navigation_failure(proxy, watch, exc)
 
-        url = request.url
-        scheme = url.split(":", 1)[0].lower()
-        if scheme in ("data", "blob", "about"):
-            await route.continue_()
-            return
-        try:
-            document = request.is_navigation_request() and request.frame.parent_frame is None
-        except Exception:  # noqa: BLE001 - a request with no frame (a worker's)
-            document = False
-        try:
-            headers = await request.all_headers()
-            body = request.post_data_buffer
-            loop = asyncio.get_running_loop()
-            status, reply_headers, content = await loop.run_in_executor(
-                engine.network,
-                self._forward,
-                request.method,
-                url,
-                headers,
-                body,
-                deadline,
-                not document,
-            )
-        except _Blocked:
-            await route.abort("blockedbyclient")
-            return
-        except _Redirect as redirect:
-            redirects[request.frame.page] = redirect.target
-            await route.abort("aborted")
-            return
-        except Exception:  # noqa: BLE001 - a failed subresource fails as in a browser
-            await route.abort("failed")
-            return
-        await route.fulfill(status=status, headers=reply_headers, body=content)
-
-    def _forward(
-        self,
-        method: str,
-        url: str,
-        headers: dict,
-        body: bytes | None,
-        deadline: float,
-        follow: bool = True,
-    ) -> tuple[int, dict, bytes]:
-        """One request of the page, sent by this process (blocking; in a network thread), its
-        redirects followed by hand with every hop checked (or, unless *follow*, raised as
-        :class:`_Redirect`)."""
-        from urllib.parse import urljoin
-
-        import requests
-
-        from ..api._http_client import MAX_REDIRECTS, read_body, socket_timeouts
-
-        sent = {
-            k: v
-            for k, v in headers.items()
-            if k.lower() not in _HOP_HEADERS and not k.startswith(":")
-        }
-        current = url
-        for _hop in range(MAX_REDIRECTS + 1):
-            host = self._check(current)
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise _Blocked(current)
-            session = self._http()
-            response = session.request(
-                method,
-                current,
-                headers=sent,
-                data=body,
-                allow_redirects=False,
-                stream=True,
-                timeout=socket_timeouts(remaining),
-            )
-            try:
-                target = session.get_redirect_target(response)
-                if getattr(response, "invalid_location", False):
-                    raise ValueError("the server redirected to an invalid URL")
-                if not target:
-                    content, _too_big = read_body(
-                        response, max_bytes=self.options.max_bytes, deadline=deadline
-                    )
-                    reply = {
-                        k: v for k, v in response.headers.items() if k.lower() not in _HOP_HEADERS
-                    }
-                    return response.status_code, reply, content
-                status = response.status_code
-            finally:
-                response.close()
-            following = requests.utils.requote_uri(urljoin(current, target))
-            if not follow:
-                raise _Redirect(following)
-            if status == 303 or (status in (301, 302) and method == "POST"):
-                method, body = ("HEAD" if method == "HEAD" else "GET"), None
-                sent = {k: v for k, v in sent.items() if not k.lower().startswith("content-")}
-            if self._check(following) != host:  # another host: the first one's credentials stay
-                sent = {
-                    k: v for k, v in sent.items() if k.lower() not in ("cookie", "authorization")
-                }
-            current = following
-        raise ValueError(f"too many redirects (more than {MAX_REDIRECTS})")
-
-    def _check(self, url: str) -> str:
-        """The host *url* goes to, when the network guard lets it; else :class:`_Blocked`."""
-        from ..api._netguard import describe_host, is_proxied, request_target
-
-        try:
-            scheme, host, port = request_target(url)
-        except ValueError:
-            raise _Blocked(url) from None
-        if scheme not in ("http", "https"):
-            raise _Blocked(url)
-        if not self.options.allow_private_network:
-            try:
-                if describe_host(host, port, resolve=not is_proxied(url)):
-                    raise _Blocked(url)
-            except OSError:
-                raise _Blocked(url) from None
-        return host
-
-    async def _socket(self, websocket: Any) -> None:
-        """A WebSocket of the page: refused. This process cannot answer it through the guarded
-        session, and the browser's own connection would go to its proxy, which leads nowhere."""
-        await websocket.close()
+    def _navigation_failure(self, proxy: Any, watch: Any, exc: BaseException | None) -> str:
+        """The failed navigation's reason: the guard's refusal or the request's failure as the
+        proxy saw it, else the browser's error."""
+        if watch.failed_navigation is not None:
+            url, failure = watch.failed_navigation
+            reason = proxy.reason(url)
+            if reason is not None:
+                if reason.startswith("refused:"):
+                    return reason
+                return f"the page could not be loaded ({reason})"
+            if exc is None:
+                return f"the page could not be loaded ({failure or 'a navigation failed'})"
+        if exc is None:
+            return "the page could not be loaded"
+        return _navigation_error(exc, self.timeout)
 
     # -- back in the calling thread ----------------------------------------------------------
 
@@ -625,7 +826,7 @@ class BrowserProvider:
             except ValueError:
                 reason = ""
             return FetchedPage(url=url, ok=False, error=f"HTTP {status} {reason}".rstrip(), **facts)
-        notes: list[str] = []
+        notes: list[str] = [found["note"]] if found.get("note") else []
         if "html" in found:
             body = found["html"].encode("utf-8", "surrogatepass")
             kind, content_type = "html", "text/html; charset=utf-8"
@@ -669,36 +870,140 @@ class BrowserProvider:
         )
 
 
-class _InFlight:
-    """The requests a page has open, and when that last changed."""
+class _PageWatch:
+    """What a page did: the requests it has open (and when that last changed), whether its
+    renderer crashed, its main frame's last document response and last failed navigation
+    (URL, error)."""
 
-    def __init__(self) -> None:
+    def __init__(self, page: Any) -> None:
+        self.page = page
         self.open = 0
         self.changed = time.monotonic()
+        self.crashed = False
+        self.failed_navigation: tuple[str, str | None] | None = None
+        self.document: Any = None
+        page.on("request", self._started)
+        page.on("response", self._response)
+        page.on("requestfinished", self._ended)
+        page.on("requestfailed", self._failed)
+        page.on("crash", self._crash)
 
-    def started(self, _request: Any) -> None:
+    def _started(self, _request: Any) -> None:
         self.open += 1
         self.changed = time.monotonic()
 
-    def ended(self, _request: Any) -> None:
+    def _ended(self, _request: Any) -> None:
         self.open = max(0, self.open - 1)
         self.changed = time.monotonic()
+
+    def _response(self, response: Any) -> None:
+        try:
+            request = response.request
+            if request.is_navigation_request() and request.frame == self.page.main_frame:
+                self.document = response
+        except Exception:  # noqa: BLE001 - a response of a frame that is gone
+            pass
+
+    def _failed(self, request: Any) -> None:
+        self._ended(request)
+        try:
+            if request.is_navigation_request() and request.frame == self.page.main_frame:
+                self.failed_navigation = (request.url, request.failure)
+        except Exception:  # noqa: BLE001 - a request of a frame that is gone
+            pass
+
+    def _crash(self, _page: Any) -> None:
+        self.crashed = True
 
 
 #: A page has settled when no request of it was open for this long.
 QUIET_SECONDS = 0.15
 
 
-async def _settle(page: Any, in_flight: _InFlight, seconds: float) -> None:
+async def _settle(page: Any, watch: _PageWatch, seconds: float) -> None:
     """Wait until the page's network has been quiet for :data:`QUIET_SECONDS` (its scripts
     fetched what they draw), at most *seconds*."""
-    import asyncio
-
     until = time.monotonic() + seconds
     while time.monotonic() < until:
-        if in_flight.open == 0 and time.monotonic() - in_flight.changed >= QUIET_SECONDS:
+        if watch.crashed:
+            return
+        if watch.open == 0 and time.monotonic() - watch.changed >= QUIET_SECONDS:
             return
         await asyncio.sleep(0.03)
+
+
+async def _read_dom(
+    page: Any, protocol: Any, watch: _PageWatch, deadline: float
+) -> tuple[str, bool]:
+    """The page's DOM as HTML, and whether its scripts had to be stopped for it. A page whose
+    scripts hold its thread (a loop) does not answer: its running script is terminated
+    (``Runtime.terminateExecution``, as often as it takes) and the DOM read through the
+    protocol's DOM domain in between (no script world needed, which a termination can take
+    down with it)."""
+    reading = _taken(asyncio.ensure_future(page.content()))
+    try:
+        return await asyncio.wait_for(
+            asyncio.shield(reading), min(DOM_SECONDS, max(0.1, deadline - time.monotonic()))
+        ), False
+    except asyncio.TimeoutError:
+        reading.cancel()
+        session, _target = await _protocol_of(protocol)
+        if session is None:
+            raise
+    attempt: asyncio.Future | None = None
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            if attempt is not None:
+                attempt.cancel()
+            raise asyncio.TimeoutError
+        try:
+            await asyncio.wait_for(session.send("Runtime.terminateExecution"), min(1, remaining))
+        except asyncio.TimeoutError:
+            continue
+        except Exception:  # noqa: BLE001 - one still in progress, or the page is gone
+            if watch.crashed:
+                raise
+        if attempt is None:  # one reading at a time, waited for across terminations
+            attempt = _taken(asyncio.ensure_future(_outer_html(session)))
+        try:
+            return await asyncio.wait_for(asyncio.shield(attempt), min(0.5, remaining)), True
+        except asyncio.TimeoutError:
+            pass
+        except Exception:
+            if watch.crashed:
+                raise
+            attempt = None
+            await asyncio.sleep(0.1)
+
+
+def _taken(task: asyncio.Future) -> asyncio.Future:
+    """*task*, whose outcome is taken whether or not anyone awaits it (never "exception was
+    never retrieved")."""
+    task.add_done_callback(lambda done: done.cancelled() or done.exception())
+    return task
+
+
+async def _page_protocol(context: Any, page: Any) -> tuple[Any, str | None]:
+    """A DevTools protocol session of *page*, and its target id."""
+    session = await context.new_cdp_session(page)
+    return session, (await session.send("Target.getTargetInfo"))["targetInfo"]["targetId"]
+
+
+async def _protocol_of(protocol: asyncio.Future) -> tuple[Any, str | None]:
+    """The page's session and target id, or ``(None, None)`` when they could not be had (a
+    page that crashed at once)."""
+    try:
+        return await asyncio.wait_for(asyncio.shield(protocol), 2)
+    except Exception:  # noqa: BLE001
+        return None, None
+
+
+async def _outer_html(session: Any) -> str:
+    """The document's HTML, read through the DevTools protocol's DOM domain."""
+    root = await session.send("DOM.getDocument", {"depth": 0})
+    answer = await session.send("DOM.getOuterHTML", {"nodeId": root["root"]["nodeId"]})
+    return answer["outerHTML"]
 
 
 def _one_line(exc: BaseException) -> str:
@@ -712,10 +1017,8 @@ def _navigation_error(exc: BaseException, timeout: float) -> str:
         return f"timed out after {timeout:g} s while rendering"
     if "Download is starting" in text:
         return "the URL is a download, which the browser fetcher refuses"
-    if "ERR_BLOCKED_BY_CLIENT" in text:
-        return "refused: the page's host is private or could not be checked; set \"allowPrivateNetwork\": true in the browser provider's options to allow it"
-    if "ERR_FAILED" in text or "net::" in text:
-        code = text.split("net::", 1)[1].split()[0] if "net::" in text else "ERR_FAILED"
+    if "net::" in text:
+        code = text.split("net::", 1)[1].split()[0]
         return f"the page could not be loaded ({code})"
     return f"the page could not be rendered ({_one_line(exc)})"
 

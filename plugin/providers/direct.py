@@ -45,6 +45,7 @@ from ..api._http_client import (
 )
 from ..api._netguard import (
     RefusedAddress,
+    allow_hint,
     guarded_adapter,
     host_refusal,
     is_proxied,
@@ -131,7 +132,7 @@ class DirectProvider:
         adapter = (
             requests.adapters.HTTPAdapter(**options)
             if self.options.allow_private_network
-            else guarded_adapter(**options)
+            else guarded_adapter(hint=allow_hint(self.name), **options)
         )
         from .. import pages
 
@@ -223,7 +224,7 @@ class DirectProvider:
             return "invalid URL (bad host or port)"
         if self.options.allow_private_network:
             return None
-        return host_refusal(host, port, proxied=is_proxied(url))
+        return host_refusal(host, port, proxied=is_proxied(url), hint=allow_hint(self.name))
 
     def _fetch_one(
         self,

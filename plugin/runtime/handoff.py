@@ -19,7 +19,7 @@ from attrs import frozen
 from pi_hostspec import clip, strip_control
 
 from ..api._http_client import run_interruptible
-from ..api._netguard import allow_hint, describe_host, is_proxied, literal_address, request_target
+from ..api._netguard import allow_hint, host_problem, is_proxied, literal_address, request_target
 from .registry import Selection
 
 __all__ = [
@@ -161,25 +161,17 @@ def _host_problem(url: str, selection: Selection, deadline: float) -> str | None
     except ValueError:
         return None  # the fetcher says what is wrong with the URL
     host = host.lower().rstrip(".")
-    try:
-        reason = describe_host(host, port, resolve=False)
-    except OSError:
-        reason = None
-    if reason:
+    # The one host rule, as written: literal addresses, localhost, single-label names.
+    reason = host_problem(host, port, resolve=False)
+    if reason or literal_address(host) is not None:
         return reason
-    if literal_address(host) is not None:
-        return None
-    if "." not in host:
-        return f"{host} is a single-label name (an intranet host)"
     # Through a proxy, a local fetcher's names are the proxy's to resolve (as the network guard
     # does); a service fetches from elsewhere, so its names are resolved here.
     if selection.type.fetches_locally and is_proxied(url):
         return None
     wait = max(0.1, min(DNS_SECONDS, deadline - time.monotonic()))
     try:
-        return run_interruptible(
-            lambda: describe_host(host, port), deadline=time.monotonic() + wait
-        )
+        return run_interruptible(lambda: host_problem(host, port), deadline=time.monotonic() + wait)
     except TimeoutError:
         return f"where {host} points could not be checked within {wait:g} s (DNS)"
     except OSError:

@@ -6,6 +6,7 @@ import ipaddress
 import socket
 
 import pytest
+import responses
 from pi_web_tools.api import _netguard as netguard
 from pi_web_tools.api._netguard import classify_address, host_refusal
 from pi_web_tools.providers.direct import DirectOptions, DirectProvider
@@ -115,3 +116,45 @@ def test_request_target_is_the_host_requests_sends_to():
         18081,
     )
     assert request_target("https://user:pw@Example.com/") == ("https", "example.com", 443)
+
+
+@pytest.mark.parametrize("host", ["intranet", "wiki.", "INTRANET"])
+def test_a_single_label_name_is_refused_before_any_proxy(host, monkeypatch):
+    """The one host rule refuses single-label names as written, resolved or not (a proxy inside
+    a company resolves intranet hosts); a name with a dot is left to the proxy."""
+
+    def must_not_resolve(host, port):
+        raise AssertionError("resolved a name that the rule judges as written")
+
+    monkeypatch.setattr(netguard, "resolve_host", must_not_resolve)
+    name = host.lower().rstrip(".")
+    assert netguard.host_problem(host, 80, resolve=False) == (
+        f"{name} is a single-label name (an intranet host)"
+    )
+    assert netguard.host_refusal(host, 80, proxied=True).startswith(
+        f"refused: {name} is a single-label name"
+    )
+    assert netguard.host_problem("intranet.example", 80, resolve=False) is None
+
+
+@responses.activate
+def test_a_guarded_session_checks_every_hop_requests_follows(monkeypatch):
+    """A session on the guarded adapter refuses a redirect hop to a single-label host even when
+    requests follows the redirect by itself, through an environment proxy: the hop is never
+    sent, and the refusal names the option that allows it."""
+    monkeypatch.setenv("HTTP_PROXY", "http://proxy.corp.example:3128")
+    responses.add(
+        responses.GET,
+        "http://public.example/moved",
+        status=302,
+        headers={"Location": "http://intranet/secret"},
+    )
+    responses.add(responses.GET, "http://intranet/secret", body="secret")
+    session = netguard.guarded_session(hint=netguard.allow_hint("reader"))
+    with pytest.raises(netguard.RefusedAddress) as refused:
+        session.get("http://public.example/moved")
+    assert str(refused.value) == (
+        "refused: intranet is a single-label name (an intranet host); "
+        'set "allowPrivateNetwork": true in the reader provider\'s options to allow it'
+    )
+    assert [call.request.url for call in responses.calls] == ["http://public.example/moved"]

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.support import SECRET
+from tests.support.browser_site import shell as _shell
 from tests.support.loopback import LoopbackServer
 
 pytestmark = [pytest.mark.browser]
@@ -36,19 +37,6 @@ def _missing() -> str | None:
 MISSING = _missing()
 if MISSING:
     pytestmark.append(pytest.mark.skip(reason=f"no browser here: {MISSING}"))
-
-
-def _shell(script_body: str, words: str = "drawn by JavaScript") -> bytes:
-    paragraph = (
-        f"<p>This text was {words} in the page. It has enough words to be the main content "
-        "of an article, which the extractor wants before it trusts the text.</p>"
-    )
-    return (
-        "<html><head><title>App</title></head><body><div id='root'></div><script>"
-        "document.getElementById('root').innerHTML = '<article><h1>Rendered</h1>"
-        f"{paragraph * 4}</article>';"
-        f"{script_body}</script></body></html>"
-    ).encode()
 
 
 class Recorder(LoopbackServer):
@@ -344,7 +332,8 @@ def test_a_redirect_to_a_private_address_is_not_followed(recorders, monkeypatch)
         provider = BrowserProvider("chrome", BrowserOptions())
         went = provider.fetch(FetchRequest(urls=("http://shell.example/go",)), None).pages[0]
         assert not went.ok
-        assert went.error.startswith("refused: the page's host is private")
+        assert went.error.startswith("refused: 127.0.0.1 is a loopback address; "), went.error
+        assert "in the chrome provider" in went.error
         page = provider.fetch(FetchRequest(urls=("http://shell.example/page",)), None).pages[0]
         assert page.ok, page.error
         time.sleep(0.5)
@@ -398,6 +387,8 @@ page = provider.fetch(FetchRequest(urls=(sys.argv[1],)), None).pages[0]
 print("rendered" if page.ok else page.error, flush=True)
 if sys.argv[2] == "hang":
     time.sleep(60)
+else:  # exit once told to (the test has seen the browser running)
+    sys.stdin.readline()
 """
 
 
@@ -427,6 +418,7 @@ def test_no_browser_outlives_its_process(ending, recorders):
     site = recorders(_shell(""))
     child = subprocess.Popen(
         [sys.executable, "-c", CHILD, f"{site.base_url}/", "exit" if ending == "exit" else "hang"],
+        stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
         start_new_session=True,
@@ -436,7 +428,9 @@ def test_no_browser_outlives_its_process(ending, recorders):
     assert child.stdout.readline().strip() == "rendered"
     running = _browsers(child.pid)
     assert running, "the browser should be running now"
-    if ending == "ctrl-c":
+    if ending == "exit":
+        child.stdin.close()
+    elif ending == "ctrl-c":
         os.killpg(child.pid, signal.SIGINT)
     elif ending == "sigterm":
         child.send_signal(signal.SIGTERM)
@@ -521,3 +515,26 @@ def test_five_shells_render_in_parallel(recorders):
     assert all(page.ok for page in pages), [page.error for page in pages]
     assert took < 4.0, f"5 pages of 1 s each took {took:.1f} s"
     assert json.dumps([page.url for page in pages])
+
+
+def test_an_https_page_is_verified_against_requests_ca_bundle(write_config, tmp_path):
+    """An HTTPS page reaches the browser through the call's proxy (its tunnel answered by
+    pi-web-tools) and is fetched by requests, verified against REQUESTS_CA_BUNDLE: with the
+    site's CA it renders; without, the URL fails for TLS and the site gets no request."""
+    from tests.support.browser_site import browser_config, fetch_json, html, outcomes, tls_site
+
+    site, ca = tls_site({"/page": html(_shell(words="served over TLS"))}, tmp_path)
+    try:
+        write_config(browser_config(allowPrivateNetwork=True))
+        url = f"https://127.0.0.1:{site.port}/page"
+        trusted = fetch_json(url, env={"REQUESTS_CA_BUNDLE": str(ca)})
+        assert outcomes(trusted) == {url: "ok"}, trusted
+        assert "This text was served over TLS in the page." in trusted["content"][0]["text"]
+        untrusted = fetch_json(url)
+        assert outcomes(untrusted) == {
+            url: "the page could not be loaded (TLS/SSL error (check the certificate or "
+            "REQUESTS_CA_BUNDLE))"
+        }, untrusted
+        assert site.asked() == ["/page"]
+    finally:
+        site.close()

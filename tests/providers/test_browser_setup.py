@@ -49,6 +49,22 @@ def test_a_missing_browser_names_the_one_command_for_this_machine(
         assert said.startswith(sys.executable) or said.startswith(f'"{sys.executable}"')
 
 
+def test_a_missing_certificate_library_names_the_install_command(monkeypatch):
+    """The browser's proxy makes its certificate with cryptography (the browser extra brings
+    it): without it, the same one command."""
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "cryptography" else real(name, *a),
+    )
+    problem = browser.setup_problem()
+    assert problem.startswith("the browser fetcher needs cryptography; install it with: ")
+    assert "[browser]" in problem
+
+
 def test_a_missing_driver_names_the_install_command(monkeypatch):
     monkeypatch.setitem(sys.modules, "playwright", None)  # import fails
     problem = browser.setup_problem()
@@ -118,9 +134,12 @@ def test_the_browser_runs_in_its_sandbox_where_it_can(
     chromium = _FakeChromium(refuse)
     engine = browser._Engine.__new__(browser._Engine)
     engine.playwright = SimpleNamespace(chromium=chromium)
-    engine.browser = None
-    engine.executable = None
+    engine.browsers = {}
+    engine.launches = 0
+    engine.starting = None
+    engine.memory = None
+    engine.network = None  # the loop's default executor
     engine.nowhere = SimpleNamespace(getsockname=lambda: ("127.0.0.1", 9))
-    asyncio.run(engine.ensure_browser("/usr/bin/chromium"))
+    launched = asyncio.run(engine.browser("/usr/bin/chromium"))
     assert chromium.launches == launches
-    assert engine.sandboxed is sandboxed
+    assert launched.sandboxed is sandboxed
