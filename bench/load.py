@@ -131,18 +131,26 @@ TOKEN = "bench-token-" + "5" * 24
 IDLE_WARM_SECONDS = 6.0
 
 
-def _serve_http(agent: Path) -> tuple[subprocess.Popen, int]:
-    """``pi-web mcp --http --port 0`` with a bearer token; its process and port."""
+def _serve_http(
+    agent: Path, env: dict | None = None, args: tuple[str, ...] = ()
+) -> tuple[subprocess.Popen, int]:
+    """``pi-web mcp --http --port 0`` with a bearer token (and *env* added to the
+    environment, *args* to the command); its process and port."""
     import re
 
     pi_web = str(Path(sys.executable).parent / "pi-web")
     proc = subprocess.Popen(
-        [pi_web, "mcp", "--http", "--port", "0"],
+        [pi_web, "mcp", "--http", "--port", "0", *args],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
-        env={**os.environ, "PI_CODING_AGENT_DIR": str(agent), "PI_WEB_MCP_TOKEN": TOKEN},
+        env={
+            **os.environ,
+            "PI_CODING_AGENT_DIR": str(agent),
+            "PI_WEB_MCP_TOKEN": TOKEN,
+            **(env or {}),
+        },
     )
     port: list[int] = []
     ready = threading.Event()
@@ -163,9 +171,11 @@ def _serve_http(agent: Path) -> tuple[subprocess.Popen, int]:
     return proc, port[0]
 
 
-def _tool_call(port: int, index: int) -> tuple[bool, float, str]:
-    """One authenticated tools/call (web_search, uncached) on a new connection: (ok, seconds,
-    what went wrong)."""
+def call_tool(
+    port: int, index: int, name: str, arguments: dict, token: str = TOKEN
+) -> tuple[bool, float, str, dict]:
+    """One authenticated ``tools/call`` on a new connection: (ok, seconds, what went wrong,
+    the result)."""
     import http.client
 
     body = json.dumps(
@@ -173,17 +183,14 @@ def _tool_call(port: int, index: int) -> tuple[bool, float, str]:
             "jsonrpc": "2.0",
             "id": index,
             "method": "tools/call",
-            "params": {
-                "name": "web_search",
-                "arguments": {"queries": [f"idle bench {index}"], "fresh": True},
-            },
+            "params": {"name": name, "arguments": arguments},
         }
     )
     headers = {
         "Content-Type": "application/json",
         "Accept": "application/json, text/event-stream",
         "MCP-Protocol-Version": "2025-06-18",
-        "Authorization": f"Bearer {TOKEN}",
+        "Authorization": f"Bearer {token}",
     }
     start = time.perf_counter()
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
@@ -192,19 +199,28 @@ def _tool_call(port: int, index: int) -> tuple[bool, float, str]:
         response = conn.getresponse()
         data = response.read()
     except OSError as exc:
-        return False, time.perf_counter() - start, f"{type(exc).__name__}: {exc}"
+        return False, time.perf_counter() - start, f"{type(exc).__name__}: {exc}", {}
     finally:
         conn.close()
     seconds = time.perf_counter() - start
     if response.status != 200:
-        return False, seconds, f"HTTP {response.status}"
+        return False, seconds, f"HTTP {response.status}", {}
     try:
         result = json.loads(data)["result"]
     except (ValueError, KeyError, TypeError):
-        return False, seconds, "not a JSON-RPC result"
+        return False, seconds, "not a JSON-RPC result", {}
     if result.get("isError"):
-        return False, seconds, "tool error: " + str(result.get("content"))[:120]
-    return True, seconds, ""
+        return False, seconds, "tool error: " + str(result.get("content"))[:120], result
+    return True, seconds, "", result
+
+
+def _tool_call(port: int, index: int) -> tuple[bool, float, str]:
+    """One authenticated tools/call (web_search, uncached) on a new connection: (ok, seconds,
+    what went wrong)."""
+    ok, seconds, why, _ = call_tool(
+        port, index, "web_search", {"queries": [f"idle bench {index}"], "fresh": True}
+    )
+    return ok, seconds, why
 
 
 class IdleSockets:

@@ -327,13 +327,15 @@ _local_limiter: Any = None
 
 
 def _limiter_here() -> Any:
+    """This process's limiter (one for all threads: calls that start together share it)."""
     global _local_limiter
-    if _local_limiter is None:
-        from limits.storage import MemoryStorage
-        from limits.strategies import MovingWindowRateLimiter
+    with _lock:
+        if _local_limiter is None:
+            from limits.storage import MemoryStorage
+            from limits.strategies import MovingWindowRateLimiter
 
-        _local_limiter = MovingWindowRateLimiter(MemoryStorage())
-    return _local_limiter
+            _local_limiter = MovingWindowRateLimiter(MemoryStorage())
+        return _local_limiter
 
 
 def _take(limiter: Any, rules: Sequence[Any], ids: tuple[str, ...]) -> float | None:

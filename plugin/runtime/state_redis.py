@@ -20,6 +20,7 @@ loading after a restart, refused authentication) is raised as :class:`Unavailabl
 from __future__ import annotations
 
 import secrets
+import threading
 import zlib
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -109,6 +110,7 @@ class RedisState:
         )
         self._release = self.client.register_script(_RELEASE)
         self._limiter: Any = None
+        self._limiter_lock = threading.Lock()
 
     def _run(self, work: Callable[[], Any]) -> Any:
         try:
@@ -180,20 +182,24 @@ class RedisState:
         from limits.errors import StorageError
 
         try:
-            if self._limiter is None:
-                from limits.storage import RedisStorage
-                from limits.strategies import MovingWindowRateLimiter
-
-                storage = RedisStorage(
-                    self.url if self.url.startswith("redis") else "redis://",
-                    connection_pool=self.client.connection_pool,
-                    key_prefix=f"{PREFIX}limits",
-                    wrap_exceptions=True,
-                )
-                self._limiter = MovingWindowRateLimiter(storage)
+            with self._limiter_lock:
+                self._make_limiter()
             return take(self._limiter, rules, ids)
         except (StorageError, *self._errors) as exc:  # type: ignore[misc]
             raise Unavailable(str(exc)) from exc
+
+    def _make_limiter(self) -> None:
+        if self._limiter is None:
+            from limits.storage import RedisStorage
+            from limits.strategies import MovingWindowRateLimiter
+
+            storage = RedisStorage(
+                self.url if self.url.startswith("redis") else "redis://",
+                connection_pool=self.client.connection_pool,
+                key_prefix=f"{PREFIX}limits",
+                wrap_exceptions=True,
+            )
+            self._limiter = MovingWindowRateLimiter(storage)
 
     # cooldowns
 

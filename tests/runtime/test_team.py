@@ -185,3 +185,22 @@ def test_the_setting_is_read_with_warnings_for_what_is_not_understood():
     assert limits.for_provider("kagi") == ("limits.providers.kagi", "1/second")
     assert limits.for_provider("exa") is None
     assert "did you mean 'providers'" in str(warnings[0])
+
+
+def test_a_limit_holds_for_calls_that_start_together(host, team, where):
+    """The first calls of a process arrive at once: they all count in one window."""
+    import threading
+
+    team({"providers": {"one": "5/minute"}})
+    barrier = threading.Barrier(8)
+
+    def call():
+        barrier.wait()
+        _search(host, "alice")
+
+    threads = [threading.Thread(target=call) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert len(Scripted.calls) == 5
