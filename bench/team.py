@@ -38,7 +38,7 @@ for path in (str(HERE), str(ROOT)):
         sys.path.insert(0, path)
 
 from fakes import FakeAPI  # noqa: E402
-from load import KEY, call_tool, _serve_http  # noqa: E402
+from load import KEY, _serve_http, call_tool  # noqa: E402
 
 from tests.support.redis_server import MISSING, RedisServer  # noqa: E402
 
