@@ -114,9 +114,11 @@ class _Shared:
             try:
                 self.backend = RedisState(url, timeout=OP_TIMEOUT_SECONDS)
             except ImportError:
+                from pi_hostspec.install import install_command
+
                 self.problem = (
                     f"{STATE_ENV} names a Redis server, but the redis client is not installed: "
-                    "pip install 'pi-web-tools[team]'"
+                    f"{install_command('team')}"
                 )
             except ValueError as exc:  # the client cannot read the URL (a bad port, a db)
                 self.problem = f"{STATE_ENV}: {describe(url)!r} cannot be used: {exc}"

@@ -34,7 +34,6 @@ __all__ = [
 DEFAULT_COOLDOWN_SECONDS = 30.0
 #: The longest cooldown a ``Retry-After`` may set (a daily quota spent: a day).
 MAX_COOLDOWN_SECONDS = 86400.0
-_TEAM_EXTRA = "pip install 'pi-web-tools[team]'"
 
 
 class LimitReached(Exception):
@@ -86,7 +85,7 @@ def admit(limits: LimitsConfig, caller: str | None) -> None:
     except ImportError:
         raise LimitReached(
             f"Refused: {where} is set, but this server cannot enforce limits: the limits "
-            f"library is not installed ({_TEAM_EXTRA})."
+            f"library is not installed ({_install()})."
         ) from None
     if wait is not None:
         raise LimitReached(
@@ -124,7 +123,7 @@ def before_call(selection: Any, caller: str | None) -> None:
             except ImportError:
                 raise ProviderError(
                     f"{name} is not called: {where} is set, but the limits library is not "
-                    f"installed ({_TEAM_EXTRA})",
+                    f"installed ({_install()})",
                     provider=name,
                 ) from None
             if wait is not None:
@@ -146,6 +145,12 @@ def after_failure(selection: Any, exc: ProviderError) -> None:
         return
     seconds = retry_after if retry_after is not None else DEFAULT_COOLDOWN_SECONDS
     state.cool(selection.entry.name, min(MAX_COOLDOWN_SECONDS, max(1.0, float(seconds))))
+
+
+def _install() -> str:
+    from pi_hostspec.install import install_command
+
+    return install_command("team")
 
 
 def _seconds(seconds: float) -> str:

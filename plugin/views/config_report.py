@@ -159,9 +159,11 @@ def _team_lines(config: Config) -> list[str]:
         try:
             import limits as _library  # noqa: F401
         except ImportError:
+            from pi_hostspec.install import install_command
+
             lines.append(
                 "Warning: limits are set but cannot be enforced here: the limits library is not "
-                "installed (pip install 'pi-web-tools[team]'); the calls they limit are refused"
+                f"installed ({install_command('team')}); the calls they limit are refused"
             )
     return lines
 
