@@ -12,6 +12,8 @@ no other connection open, then while ``--idle`` (default 150) sockets that never
 are held open (each one the server closes is opened again at once, as an attacker would). It
 prints the calls that failed (the goal is 0) and the latency of both runs (median, p95, max) and
 the overhead; it exits 1 when a call failed. ``--quick`` makes it 5 clients x 4 calls.
+``--open-files 1024 --idle 1100`` gives the server a limit of 1,024 open files and holds more
+idle sockets than that.
 """
 
 from __future__ import annotations
@@ -132,15 +134,25 @@ IDLE_WARM_SECONDS = 6.0
 
 
 def _serve_http(
-    agent: Path, env: dict | None = None, args: tuple[str, ...] = ()
+    agent: Path,
+    open_files: int | None = None,
+    env: dict | None = None,
+    args: tuple[str, ...] = (),
 ) -> tuple[subprocess.Popen, int]:
-    """``pi-web mcp --http --port 0`` with a bearer token (and *env* added to the
-    environment, *args* to the command); its process and port."""
+    """``pi-web mcp --http --port 0`` with a bearer token (and *open_files* as its soft and
+    hard limit of open files, *env* added to the environment, *args* to the command); its
+    process and port."""
     import re
+
+    def limit() -> None:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_NOFILE, (open_files, open_files))
 
     pi_web = str(Path(sys.executable).parent / "pi-web")
     proc = subprocess.Popen(
         [pi_web, "mcp", "--http", "--port", "0", *args],
+        preexec_fn=limit if open_files else None,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -301,15 +313,22 @@ def _clients(port: int, clients: int, calls: int) -> dict:
     }
 
 
-def http_idle(clients: int, calls: int, idle: int) -> int:
+def http_idle(clients: int, calls: int, idle: int, open_files: int | None = None) -> int:
     """The ``--http-idle`` measurement; prints its table, returns the exit status."""
+    if open_files:  # this process holds the idle sockets: it needs room for them
+        import resource
+
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        wanted = idle + clients * 4 + 256
+        if soft != resource.RLIM_INFINITY and soft < wanted:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (min(wanted, hard), hard))
     with tempfile.TemporaryDirectory() as agent:
         os.environ["XDG_CACHE_HOME"] = str(Path(agent, "cache"))
         for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY"):
             os.environ.pop(name, None)
         with FakeAPI(latency=0.0) as fake:
             _config(Path(agent), fake.url)
-            proc, port = _serve_http(Path(agent))
+            proc, port = _serve_http(Path(agent), open_files)
             try:
                 _clients(port, min(clients, 4), 2)  # warm-up: imports, sessions, workers
                 baseline = _clients(port, clients, calls)
@@ -325,7 +344,11 @@ def http_idle(clients: int, calls: int, idle: int) -> int:
                 except subprocess.TimeoutExpired:
                     proc.kill()
     rows = [("no idle sockets", baseline), (f"{idle} idle sockets", loaded)]
-    print(f"pi-web mcp --http: {clients} authenticated clients x {calls} tools/call (web_search)")
+    limit = f"; server allowed {open_files} open files" if open_files else ""
+    print(
+        f"pi-web mcp --http: {clients} authenticated clients x {calls} tools/call "
+        f"(web_search){limit}"
+    )
     print(f"{'':18}{'calls':>7}{'failed':>8}{'p50 ms':>9}{'p95 ms':>9}{'max ms':>9}{'wall s':>8}")
     for label, row in rows:
         print(
@@ -357,13 +380,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--clients", type=int, default=20, help="--http-idle: concurrent clients")
     parser.add_argument("--calls", type=int, default=10, help="--http-idle: calls per client")
     parser.add_argument("--idle", type=int, default=150, help="--http-idle: idle sockets held open")
+    parser.add_argument(
+        "--open-files",
+        type=int,
+        metavar="N",
+        help="--http-idle: the server's limit of open files (soft and hard), e.g. 1024",
+    )
     options = parser.parse_args(argv)
     if options.child:
         _child(options.child[0], int(options.child[1]))
         return 0
     if options.http_idle:
         clients, calls = (5, 4) if options.quick else (options.clients, options.calls)
-        return http_idle(clients, calls, options.idle)
+        return http_idle(clients, calls, options.idle, options.open_files)
     processes, per_process, in_one = (4, 5, 200) if options.quick else (20, 20, 1000)
     with tempfile.TemporaryDirectory() as agent:
         os.environ["PI_CODING_AGENT_DIR"] = agent

@@ -25,6 +25,8 @@ sys.path.insert(0, str(HERE))
 
 from fakes import FakeAPI  # noqa: E402
 
+sys.path.insert(0, str(HERE.parent))  # the tests' contract-faithful fakes of the real APIs
+
 KEY = "bench-key-0123456789"
 
 
@@ -471,13 +473,15 @@ MCP_HANDSHAKE = [
 ]
 
 
-def _first_tools_list(command: list[str], env: dict) -> float:
-    """Seconds from starting *command* (an MCP stdio server) to its tools/list answer."""
+def _handshake_times(command: list[str], env: dict) -> tuple[float, float]:
+    """Seconds from starting *command* (an MCP stdio server) to its first answer (to
+    ``initialize``) and to its ``tools/list`` answer."""
     data = "".join(json.dumps(message) + "\n" for message in MCP_HANDSHAKE).encode()
     start = time.perf_counter()
     proc = subprocess.Popen(
         command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env
     )
+    first = None
     try:
         proc.stdin.write(data)
         proc.stdin.flush()
@@ -485,8 +489,10 @@ def _first_tools_list(command: list[str], env: dict) -> float:
             line = proc.stdout.readline()
             if not line:
                 raise RuntimeError(f"{command[0]} ended before answering tools/list")
+            if first is None:
+                first = time.perf_counter() - start
             if json.loads(line).get("id") == 2:
-                elapsed = time.perf_counter() - start
+                listed = time.perf_counter() - start
                 break
         proc.stdin.close()
         proc.wait(timeout=30)
@@ -494,7 +500,7 @@ def _first_tools_list(command: list[str], env: dict) -> float:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    return elapsed
+    return first, listed
 
 
 def fetch_server(venv: Path) -> tuple[list[str] | None, str]:
@@ -519,9 +525,9 @@ def fetch_server(venv: Path) -> tuple[list[str] | None, str]:
     return ([str(exe)], "") if exe.exists() else (None, "mcp-server-fetch has no script")
 
 
-def bench_mcp_startup(agent: Path, reps: int, fetch_venv: Path | None) -> dict:
-    """Start to first tools/list over stdio: `pi-web mcp` vs the official fetch server, each in
-    fresh processes, interleaved so load changes hit both."""
+def bench_mcp_startup(agent: Path, reps: int, fetch_venv: Path | None) -> list[dict]:
+    """Start to first answer and to first tools/list over stdio: `pi-web mcp` vs the official
+    fetch server, each in fresh processes, interleaved so load changes hit both."""
     script = Path(sys.executable).parent / "pi-web"
     ours = (
         [str(script), "mcp"]
@@ -530,33 +536,46 @@ def bench_mcp_startup(agent: Path, reps: int, fetch_venv: Path | None) -> dict:
     )
     env = {**os.environ, "PI_CODING_AGENT_DIR": str(agent)}
     env.pop("PYTHONDONTWRITEBYTECODE", None)
-    label = "6. MCP start to first tools/list (stdio) vs mcp-server-fetch"
+    labels = (
+        "6. MCP start to first tools/list (stdio) vs mcp-server-fetch",
+        "6b. MCP start to first answer (stdio) vs mcp-server-fetch",
+    )
     theirs, why = fetch_server(fetch_venv) if fetch_venv else (None, "run with --fetch to compare")
-    samples: dict[str, list[float]] = {"ours": [], "fetch": []}
+    samples: dict[str, list[tuple[float, float]]] = {"ours": [], "fetch": []}
     for command in (ours, theirs):  # warm the disk cache
         if command:
-            _first_tools_list(command, env)
+            _handshake_times(command, env)
     for _ in range(reps):
-        samples["ours"].append(_first_tools_list(ours, env))
+        samples["ours"].append(_handshake_times(ours, env))
         if theirs:
-            samples["fetch"].append(_first_tools_list(theirs, env))
-    ours_m, ours_s = _median_spread(samples["ours"])
-    if not theirs:
-        return {
-            "target": label,
-            "measured": None,
-            "limit": 1.0,
-            "unit": "x",
-            "note": f"ours {ours_m * 1000:.0f} ms ± {ours_s * 1000:.0f}; fetch server skipped: {why}",
-        }
-    fetch_m, fetch_s = _median_spread(samples["fetch"])
-    return {
-        "target": label,
-        "measured": ours_m / fetch_m,
-        "limit": 1.0,
-        "unit": "x",
-        "note": f"{ours_m * 1000:.0f} ms ± {ours_s * 1000:.0f} vs {fetch_m * 1000:.0f} ms ± {fetch_s * 1000:.0f}",
-    }
+            samples["fetch"].append(_handshake_times(theirs, env))
+    rows = []
+    for index, label in ((1, labels[0]), (0, labels[1])):
+        ours_m, ours_s = _median_spread([times[index] for times in samples["ours"]])
+        if not theirs:
+            rows.append(
+                {
+                    "target": label,
+                    "measured": None,
+                    "limit": 1.0,
+                    "unit": "x",
+                    "note": f"ours {ours_m * 1000:.0f} ms ± {ours_s * 1000:.0f}; fetch server "
+                    f"skipped: {why}",
+                }
+            )
+            continue
+        fetch_m, fetch_s = _median_spread([times[index] for times in samples["fetch"]])
+        rows.append(
+            {
+                "target": label,
+                "measured": ours_m / fetch_m,
+                "limit": 1.0,
+                "unit": "x",
+                "note": f"{ours_m * 1000:.0f} ms ± {ours_s * 1000:.0f} vs {fetch_m * 1000:.0f} ms "
+                f"± {fetch_s * 1000:.0f}",
+            }
+        )
+    return rows
 
 
 def bench_truncation(reps: int) -> list[dict]:
@@ -705,6 +724,228 @@ def bench_browser(reps: int) -> list[dict]:
     ]
 
 
+def _search_config(agent: Path, providers: list[dict], **top) -> None:
+    """Write a config of *providers* plus top-level keys *top* (the cache off)."""
+    path = agent / "web-search.json"
+    path.write_text(json.dumps({"providers": providers, "cache": False, **top}))
+    path.chmod(0o600)
+    from pi_web_tools.runtime import config
+
+    config.clear_cache()
+
+
+def _timed(host, args: dict) -> float:
+    start = time.perf_counter()
+    result = host.call("web_search", args)
+    took = time.perf_counter() - start
+    assert not result.is_error, result.text
+    return took
+
+
+def _check(host, args: dict, test) -> None:
+    """One call of *args* whose details pass *test* (the row measures what it says)."""
+    result = host.call("web_search", args)
+    assert not result.is_error and test(result.details["perQuery"][0]), result.text
+
+
+def _paired(host, ours: dict, theirs: dict, reps: int) -> tuple[float, float, float]:
+    """Medians of *ours* and *theirs* (interleaved, after a warm-up), and ours' spread."""
+    for _ in range(2):
+        _timed(host, ours), _timed(host, theirs)
+    mine, base = [], []
+    for i in range(reps):
+        mine.append(_timed(host, {**ours, "queries": [f"{ours['queries'][0]} {i}"]}))
+        base.append(_timed(host, {**theirs, "queries": [f"{theirs['queries'][0]} {i}"]}))
+    mine_m, mine_s = _median_spread(mine)
+    base_m, _ = _median_spread(base)
+    return mine_m, base_m, mine_s
+
+
+def _failover_row(host, target: str, kind: str, reps: int, setup: str) -> dict:
+    """A call that fails over (for *kind*) from the first provider to brave, vs brave alone."""
+    _check(host, {"queries": ["check"]}, lambda q: q["failedOver"][0]["kind"] == kind)
+    over, second, spread = _paired(
+        host, {"queries": ["over"]}, {"queries": ["second"], "provider": "brave"}, reps
+    )
+    return {
+        "target": target,
+        "measured": over / second,
+        "limit": 1.10,
+        "unit": "x",
+        "note": f"{over * 1000:.0f} ms ± {spread * 1000:.0f} vs {second * 1000:.0f} ms ({setup})",
+    }
+
+
+def bench_search_providers(agent: Path, reps: int) -> list[dict]:
+    """Fusion of 3 providers vs the slowest alone; failover from a 429 (and from SearXNG's 403)
+    vs the second provider alone; duplicates in a 5-query call. Against the tests' faithful
+    fakes of Kagi v1, Brave and SearXNG (their real paths and bodies), on loopback."""
+    from tests.support.fake_apis import FakeBrave, FakeKagi, FakeSearxng
+
+    rows = []
+    with FakeKagi(KEY) as kagi, FakeBrave(KEY) as brave, FakeSearxng() as searx:
+        kagi.latency, brave.latency, searx.latency = 0.100, 0.150, 0.200
+        entries = [
+            {"name": "kagi", "type": "kagi", "apiKey": KEY, "options": {"baseUrl": kagi.base_url}},
+            {
+                "name": "brave",
+                "type": "brave",
+                "apiKey": KEY,
+                "options": {"baseUrl": brave.base_url},
+            },
+            {
+                "name": "searx",
+                "type": "searxng",
+                "options": {"baseUrl": searx.base_url, "allowPrivateNetwork": True},
+            },
+        ]
+        _search_config(agent, entries)
+        host = _host()
+        _check(
+            host,
+            {"queries": ["check"], "provider": "all"},
+            lambda q: (
+                all("error" not in p for p in q["providers"].values()) and len(q["providers"]) == 3
+            ),
+        )
+        fused, slowest, spread = _paired(
+            host,
+            {"queries": ["fuse"], "provider": "all"},
+            {"queries": ["alone"], "provider": "searx"},
+            reps,
+        )
+        rows.append(
+            {
+                "target": "12a. web_search fusion of 3 providers vs the slowest alone",
+                "measured": fused / slowest,
+                "limit": 1.10,
+                "unit": "x",
+                "note": f"{fused * 1000:.0f} ms ± {spread * 1000:.0f} vs {slowest * 1000:.0f} ms "
+                "(Kagi 100 ms, Brave 150 ms, SearXNG 200 ms)",
+            }
+        )
+        # Failover: Kagi answers 429 at once; Brave (200 ms) answers.
+        kagi.latency, brave.latency = 0.0, 0.200
+        kagi.fail = (429, "general.rate_limited", "Rate limited")
+        _search_config(agent, entries[:2])
+        rows.append(
+            _failover_row(
+                host,
+                "12b. search failover after a 429 vs the second provider alone",
+                "rate limit",
+                reps,
+                "Kagi 429 at once, no retry wait; Brave 200 ms",
+            )
+        )
+        kagi.fail = None
+    with FakeSearxng(formats=("html",)) as off, FakeBrave(KEY) as brave:
+        brave.latency = 0.200
+        _search_config(
+            agent,
+            [
+                {
+                    "name": "searx",
+                    "type": "searxng",
+                    "options": {"baseUrl": off.base_url, "allowPrivateNetwork": True},
+                },
+                {
+                    "name": "brave",
+                    "type": "brave",
+                    "apiKey": KEY,
+                    "options": {"baseUrl": brave.base_url},
+                },
+            ],
+        )
+        rows.append(
+            _failover_row(
+                _host(),
+                "12c. search failover from SearXNG's 403 (JSON off) vs Brave alone",
+                "authentication",
+                reps,
+                "SearXNG 403 at once; Brave 200 ms",
+            )
+        )
+    rows.append(_duplicates(agent))
+    return rows
+
+
+#: Fixed result sets of a 5-query call: shared pages in the forms engines return them.
+DUPLICATE_SETS = {
+    "tokio runtime": [
+        "https://tokio.rs/",
+        "https://docs.rs/tokio",
+        "https://github.com/tokio-rs/tokio",
+        "https://blog.example/async-rust?utm_source=hn",
+        "https://tokio.rs/tokio/tutorial",
+    ],
+    "tokio tutorial": [
+        "http://tokio.rs",
+        "https://tokio.rs/tokio/tutorial/",
+        "https://www.blog.example/async-rust",
+        "https://course.example/tokio",
+        "https://docs.rs/tokio/latest",
+    ],
+    "async rust": [
+        "https://rust-lang.github.io/async-book/",
+        "https://blog.example/async-rust#intro",
+        "https://docs.rs/tokio",
+        "https://async.rs/",
+        "https://tokio.rs/?ref=search",
+    ],
+    "rust futures": [
+        "https://docs.rs/futures",
+        "https://rust-lang.github.io/async-book",
+        "https://www.docs.rs/futures/",
+        "https://without.boats/futures",
+        "https://async.rs",
+    ],
+    "tokio vs async-std": [
+        "https://async.rs/",
+        "https://tokio.rs/",
+        "https://compare.example/tokio-async-std",
+        "https://github.com/tokio-rs/tokio?fbclid=x1",
+        "https://without.boats/futures/",
+    ],
+}
+
+
+def _duplicates(agent: Path) -> dict:
+    """A 5-query call over fixed result sets: every URL listed once (repeats counted)."""
+    from pi_web_tools.tools.fusion import canonical_url
+
+    from tests.support.fake_apis import FakeSearxng
+
+    def results(q: str) -> list[dict]:
+        return [{"url": url, "title": f"{q}: {url}", "content": "c"} for url in DUPLICATE_SETS[q]]
+
+    returned = [url for urls in DUPLICATE_SETS.values() for url in urls]
+    unique = {canonical_url(url) for url in returned}
+    with FakeSearxng(results=results) as searx:
+        _search_config(
+            agent,
+            [
+                {
+                    "name": "searx",
+                    "type": "searxng",
+                    "options": {"baseUrl": searx.base_url, "allowPrivateNetwork": True},
+                }
+            ],
+        )
+        result = _host().call("web_search", {"queries": list(DUPLICATE_SETS)})
+    assert not result.is_error, result.text
+    listed = [line.strip() for line in result.text.splitlines() if line.startswith("   http")]
+    twice = len(listed) - len({canonical_url(url) for url in listed})
+    removed = len(returned) - len(listed)
+    return {
+        "target": "12d. 5-query call: URLs listed more than once",
+        "measured": twice,
+        "limit": 0,
+        "unit": "",
+        "note": f"{removed} of {len(returned) - len(unique)} repeats removed: {len(returned)} "
+        f"results returned, {len(listed)} listed, {len(unique)} pages",
+    }
+
+
 #: The rows each measurement gives (for --only).
 ROW_GROUPS = {
     "overhead": ("1",),
@@ -713,11 +954,12 @@ ROW_GROUPS = {
     "startup": ("4a",),
     "llm_startup": ("4b",),
     "truncation": ("5a", "5b"),
-    "mcp_startup": ("6",),
+    "mcp_startup": ("6", "6b"),
     "cached_fetch": ("7",),
     "question": ("10a", "10b"),
     "browser": ("9a", "9b"),
     "readers": ("11a", "11b", "11c"),
+    "search_providers": ("12a", "12b", "12c", "12d"),
 }
 
 
@@ -790,11 +1032,13 @@ def main(argv: list[str] | None = None) -> int:
             import readers
 
             rows += readers.rows(Path(agent), 3 if options.quick else 25)
+        if run("search_providers"):
+            rows += bench_search_providers(Path(agent), 3 if options.quick else 15)
         if run("mcp_startup"):
             fetch_venv = options.fetch_venv or (
                 Path(agent) / "fetch-venv" if options.fetch else None
             )
-            rows.append(bench_mcp_startup(Path(agent), 3 if options.quick else 15, fetch_venv))
+            rows += bench_mcp_startup(Path(agent), 3 if options.quick else 15, fetch_venv)
     width = max(len(row["target"]) for row in rows)
     print(f"{'target'.ljust(width)}  {'measured':>12}  {'limit':>12}  result  detail")
     missed = 0

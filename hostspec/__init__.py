@@ -21,6 +21,9 @@ _HOME = {
     "Host": "host",
     "UnknownToolError": "host",
     "get_plugin_manager": "host",
+    "LoadTimeout": "loading",
+    "import_timeout": "loading",
+    "load_within": "loading",
     "clip": "sanitize",
     "strip_control": "sanitize",
     "SchemaDefinitionError": "schema",
@@ -69,6 +72,7 @@ if TYPE_CHECKING:
         DEFAULT_MAX_BYTES,
         DEFAULT_MAX_LINES,
     )
+    from .loading import LoadTimeout, import_timeout, load_within
     from .sanitize import (
         clip,
         strip_control,
@@ -117,6 +121,7 @@ __all__ = [
     "Command",
     "DuplicateToolError",
     "Host",
+    "LoadTimeout",
     "PlainTheme",
     "RenderOptions",
     "SchemaDefinitionError",
@@ -138,6 +143,8 @@ __all__ = [
     "get_plugin_manager",
     "hookimpl",
     "hookspec",
+    "import_timeout",
+    "load_within",
     "spill_output",
     "strip_control",
     "truncate_head",

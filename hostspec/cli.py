@@ -24,8 +24,8 @@ def _host():
     return Host()
 
 
-def _print(text: str) -> None:
-    stream = sys.stdout
+def _print(text: str, stream=None) -> None:
+    stream = stream or sys.stdout
     try:
         stream.write(text if text.endswith("\n") else text + "\n")
         stream.flush()
@@ -36,11 +36,13 @@ def _print(text: str) -> None:
         )
 
 
-def _run(host, name: str, args, *, as_json: bool, expanded: bool, plain: bool, rewrite=None) -> int:
+def _run(
+    host, name: str, args, *, as_json: bool, expanded: bool, plain: bool, rewrite=None, out=None
+) -> int:
     from .theme import default_theme
     from .types import RenderOptions, ToolContext
 
-    line = _ProgressLine() if not as_json and sys.stderr.isatty() else None
+    line = _ProgressLine(name) if not as_json and sys.stderr.isatty() else None
     ctx = ToolContext(on_update=line.show if line is not None else None)
     result_box = {}
 
@@ -56,14 +58,15 @@ def _run(host, name: str, args, *, as_json: bool, expanded: bool, plain: bool, r
     threading.Thread(target=work, daemon=True).start()
     try:
         while not done.wait(0.1):
-            pass
+            if line is not None:
+                line.tick()
     except KeyboardInterrupt:
         _cancelled(ctx, done)
     if line is not None:
         line.clear()
     result = result_box["result"]
     if as_json:
-        _print(json.dumps(result.to_json(), ensure_ascii=False, default=str))
+        _print(json.dumps(result.to_json(), ensure_ascii=False, default=str), out)
     elif plain:
         _print(rewrite(result.text) if rewrite is not None else result.text)
     else:
@@ -74,33 +77,50 @@ def _run(host, name: str, args, *, as_json: bool, expanded: bool, plain: bool, r
 
 
 class _ProgressLine:
-    """What a long call is doing, on one line of a terminal's stderr: shown only once the call
-    has taken :data:`PROGRESS_AFTER_SECONDS`, rewritten in place, erased before the answer."""
+    """What a long call is doing, on one line of a terminal's stderr: shown once the call has
+    taken :data:`PROGRESS_AFTER_SECONDS` (the tool's last progress message, or that it is
+    still working, and the seconds so far), rewritten in place each second or on news, erased
+    before the answer. A call with nothing to report (one slow URL) shows it too."""
 
-    def __init__(self) -> None:
+    def __init__(self, name: str) -> None:
         import time
 
+        self.name = name
         self.started = time.monotonic()
-        self.shown = False
+        self.message = ""
+        self.drawn: tuple[str, int] | None = None
         self.lock = threading.Lock()
 
     def show(self, partial) -> None:
-        import time
-
+        """A partial result from the tool: its progress message becomes the line's."""
         details = partial.details if isinstance(partial.details, dict) else {}
-        if "progress" not in details or time.monotonic() - self.started < PROGRESS_AFTER_SECONDS:
+        if "progress" not in details:
             return
         from .sanitize import strip_control
 
-        text = " ".join(strip_control(partial.text).split())[:100]
         with self.lock:
+            self.message = " ".join(strip_control(partial.text).split())[:100]
+        self.tick()
+
+    def tick(self) -> None:
+        """Redraw the line if the call has run long enough and there is something new."""
+        import time
+
+        seconds = time.monotonic() - self.started
+        if seconds < PROGRESS_AFTER_SECONDS:
+            return
+        with self.lock:
+            state = (self.message, int(seconds))
+            if state == self.drawn:
+                return
+            text = f"{self.name}: {self.message or 'working'} ({int(seconds)} s)"
             sys.stderr.write(f"\r\x1b[K{text}")
             sys.stderr.flush()
-            self.shown = True
+            self.drawn = state
 
     def clear(self) -> None:
         with self.lock:
-            if self.shown:
+            if self.drawn is not None:
                 sys.stderr.write("\r\x1b[K")
                 sys.stderr.flush()
 
@@ -170,6 +190,11 @@ class CommandContext:
             self._host = self._host_factory()
         return self._host
 
+    @property
+    def loaded_host(self):
+        """The host if it is built already, else None (for a caller that builds it later)."""
+        return self._host
+
     def call_tool(
         self, name: str, args: dict, *, view: str = "plain", rewrite: Callable | None = None
     ) -> int:
@@ -178,20 +203,24 @@ class CommandContext:
         before it is printed (a command shows its own command line where the model's text
         names a tool call). Returns the exit status (0, 1, 2)."""
         from .host import UnknownToolError
+        from .stdout import reserved_stdout
 
-        try:
-            self.host.get_tool(name)
-        except UnknownToolError as exc:
-            return _usage_error(str(exc))
-        return _run(
-            self.host,
-            name,
-            args,
-            as_json=view == "json",
-            expanded=view == "expanded",
-            plain=view == "plain",
-            rewrite=rewrite,
-        )
+        # JSON is for programs: whatever plugins print while they load and run goes to stderr.
+        with reserved_stdout() if view == "json" else contextlib.nullcontext() as out:
+            try:
+                self.host.get_tool(name)
+            except UnknownToolError as exc:
+                return _usage_error(str(exc))
+            return _run(
+                self.host,
+                name,
+                args,
+                as_json=view == "json",
+                expanded=view == "expanded",
+                plain=view == "plain",
+                rewrite=rewrite,
+                out=out,
+            )
 
     def print(self, text: str) -> None:
         """Write *text* and a newline to stdout (encoding errors replaced, never raised)."""
@@ -208,7 +237,11 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str):
         if message.startswith("unrecognized arguments:"):
-            names = [word for word in message.split(":", 1)[1].split() if word.startswith("-")]
+            names = [  # --name=value: the name only
+                word.split("=", 1)[0]
+                for word in message.split(":", 1)[1].split()
+                if word.startswith("-")
+            ]
             message = (
                 f"unknown option{'s' if len(names) != 1 else ''} {', '.join(names)} "
                 "(values not shown)"
@@ -219,8 +252,9 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
-def _version() -> str:
-    """``pi-web <version>``, with the distribution that provides this host and each plugin's."""
+def _version(cli: CommandContext | None = None) -> str:
+    """``pi-web <version>``, with the distribution that provides this host and each plugin's,
+    then the lines plugins add (``version_lines``: a plugin's own plugins, say)."""
     from importlib import metadata
 
     from .hookspecs import ENTRY_POINT_GROUP
@@ -239,7 +273,19 @@ def _version() -> str:
         for point in metadata.entry_points(group=ENTRY_POINT_GROUP)
     ]
     line = f"pi-web ({owner(__name__)})"
-    return line + (f"; plugins: {', '.join(plugins)}" if plugins else "")
+    line += f"; plugins: {', '.join(plugins)}" if plugins else ""
+    extra: list[str] = []
+    if cli is not None:
+        try:
+            for lines in cli.host.pm.hook.version_lines():
+                extra += [str(text) for text in lines or ()]
+        except Exception:  # noqa: BLE001 - a plugin's extra lines are never worth a failure
+            pass
+    return "\n".join([line, *extra])
+
+
+#: The parser of each subcommand, by name (for an unknown option's usage line).
+_SUBPARSERS: dict[str, argparse.ArgumentParser] = {}
 
 
 def _parser(commands: dict) -> argparse.ArgumentParser:
@@ -264,6 +310,8 @@ def _parser(commands: dict) -> argparse.ArgumentParser:
         command_parser = sub.add_parser(command.name, help=command.help)
         if command.add_arguments is not None:
             command.add_arguments(command_parser)
+    _SUBPARSERS.clear()
+    _SUBPARSERS.update(sub.choices)
     return parser
 
 
@@ -303,7 +351,7 @@ def _mcp(options: argparse.Namespace, cli: CommandContext) -> int:
             return _usage_error(f"mcp: {flag} needs --http")
         from .mcp_server import serve
 
-        return serve(cli.host)
+        return serve(cli.loaded_host)
     from .mcp_http import HttpOptions, serve_http
 
     return serve_http(
@@ -335,26 +383,44 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
+    from .stdout import reserved_stdout
+
     cli = CommandContext()
-    try:
-        # Plugins load here; what they print goes to stderr (stdout may carry MCP's protocol).
-        with contextlib.redirect_stdout(sys.stderr):
-            commands = cli.host.commands
-    except Exception as exc:  # noqa: BLE001 - a broken plugin: say so, keep the core commands
-        lines = str(exc).strip().splitlines()
-        print(
-            f"pi-web: plugin commands unavailable: {lines[0] if lines else exc!r}", file=sys.stderr
-        )
-        commands = {}
-    options = _parser(commands).parse_args(argv)
-    return _dispatch(options, cli, commands)
+    words = list(sys.argv[1:] if argv is None else argv)
+    commands: dict = {}
+    if words[:1] != ["mcp"]:  # pi-web mcp needs no plugin command: it loads the tools itself,
+        # while it already answers the client's first message (see mcp_server.serve)
+        try:
+            # Plugins load here; what they print goes to stderr (stdout may carry MCP's protocol).
+            with reserved_stdout():
+                commands = cli.host.commands
+        except Exception as exc:  # noqa: BLE001 - a broken plugin: say so, keep the core commands
+            lines = str(exc).strip().splitlines()
+            print(
+                f"pi-web: plugin commands unavailable: {lines[0] if lines else exc!r}",
+                file=sys.stderr,
+            )
+    parser = _parser(commands)
+    options, unknown = parser.parse_known_args(words)
+    if unknown:  # said with the usage of the subcommand they were given to
+        where = _SUBPARSERS.get(options.command) if options.command else None
+        (where or parser).error(f"unrecognized arguments: {' '.join(unknown)}")
+    return _dispatch(options, cli, commands, parser)
 
 
-def _dispatch(options: argparse.Namespace, cli: CommandContext, commands: dict) -> int:
+def _dispatch(
+    options: argparse.Namespace,
+    cli: CommandContext,
+    commands: dict,
+    parser: argparse.ArgumentParser | None = None,
+) -> int:
     if options.version or options.command == "version":
-        _print(_version())
+        _print(_version(cli))
         return 0
-    if options.command is None:
+    if options.command is None:  # a bare pi-web: what it can do
+        if parser is not None:
+            parser.print_help(sys.stdout)
+            return 0
         return _usage_error("a command is needed (see pi-web --help)")
     if options.command == "mcp":
         return _mcp(options, cli)

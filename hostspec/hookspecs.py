@@ -56,3 +56,10 @@ def register_commands(register: Callable[[Command], None]) -> None:
     Core commands (``tools``, ``call``, ``mcp``) cannot be replaced; a name registered twice is
     an error naming both plugins. Keep it cheap: import what a command needs inside ``run``.
     """
+
+
+@hookspec
+def version_lines() -> list[str]:
+    """Return lines ``pi-web --version`` prints after the host's own: what this plugin is made
+    of beyond its entry point (its own plugins, say), one fact a line; ``[]`` for nothing."""
+    return []

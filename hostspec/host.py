@@ -107,22 +107,27 @@ def skipped_plugins(pm: pluggy.PluginManager) -> tuple[SkippedPlugin, ...]:
 
 def _load_entry_points(pm: pluggy.PluginManager) -> list[SkippedPlugin]:
     """Register every ``pi.plugins`` entry point (as pluggy's loader does) and skip, rather
-    than raise on, one that cannot be imported or registered: one broken plugin never takes
+    than raise on, one that cannot be imported (or whose import has not finished within
+    :func:`~pi_hostspec.loading.import_timeout`) or registered: one broken plugin never takes
     the host and the other plugins down."""
     from importlib.metadata import entry_points
+
+    from .loading import LoadTimeout, load_within
 
     skipped = []
     for point in entry_points(group=hookspecs.ENTRY_POINT_GROUP):
         if pm.has_plugin(point.name) or pm.is_blocked(point.name):
             continue
         try:
-            pm.register(point.load(), name=point.name)
+            pm.register(load_within(point.load), name=point.name)
         except Exception as exc:  # noqa: BLE001 - a broken plugin must not break the host
             skipped.append(
                 SkippedPlugin(
                     entry_point=point.name,
                     distribution=distribution_of(point),
-                    cause=f"{type(exc).__name__}: {_one_line(exc)}",
+                    cause=str(exc)
+                    if isinstance(exc, LoadTimeout)
+                    else f"{type(exc).__name__}: {_one_line(exc)}",
                 )
             )
     return skipped

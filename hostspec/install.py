@@ -79,18 +79,46 @@ def _environment(prefix: str) -> str:
     return "venv"
 
 
+#: A module of each extra: the extra is installed when it can be found.
+_EXTRA_MODULES = {"mcp": "mcp", "browser": "playwright", "llm": "llm", "keyless": "ddgs"}
+
+
+def _installed_extras() -> list[str]:
+    """The extras whose packages this environment has, in a fixed order."""
+    import importlib.util
+
+    found = []
+    for name, module in _EXTRA_MODULES.items():
+        try:
+            if importlib.util.find_spec(module) is not None:
+                found.append(name)
+        except (ImportError, ValueError):
+            continue
+    return found
+
+
 def install_command(extra: str) -> str:
     """A shell command that adds *extra* to this install, quoted for a POSIX shell:
     ``pip install 'pi-web-tools[mcp]'``, ``uv pip install …`` when uv installed it,
     ``pipx install --force …`` / ``uv tool install --force …`` for their environments, and
-    ``uvx --from '…' pi-web`` for uvx's throw-away ones."""
+    for uvx's throw-away ones the ``uvx --from '…[mcp,browser]' pi-web mcp`` to run instead
+    (every extra it has, plus *extra*)."""
+    import os
     import sys
 
     direct, installer = _origin()
-    spec = requirement(extra, direct)
     environment = _environment(sys.prefix)
     if environment == "uvx":
-        return f"uvx --from {shlex.quote(spec[-1])} pi-web"  # an editable -e has no uvx form
+        # uvx builds a new environment for each --from and changes none: the hint is the
+        # command to run instead, with the extras this one has plus the new one, and the
+        # same subcommand (what an MCP client starts: pi-web mcp).
+        extras = [*(name for name in _installed_extras() if name != extra), extra]
+        spec = requirement(",".join(extras), direct)
+        here = os.path.basename(sys.argv[0]) if sys.argv else ""
+        words = sys.argv[1:] if here in ("pi-web", "pi-web-tools") else ["mcp"]
+        command = shlex.join(["uvx", "--from", spec[-1], "pi-web", *(words or ["mcp"])])
+        return f"{command} (in place of the command that runs now: uvx changes no environment)"
+    spec = requirement(extra, direct)
     tool = {
         "pipx": "pipx install --force",
         "uv-tool": "uv tool install --force",

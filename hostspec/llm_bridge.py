@@ -13,6 +13,7 @@ result ``Error: <message>`` for the model.
 from __future__ import annotations
 
 import inspect
+import os
 import sys
 import threading
 from collections.abc import Callable
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
     from .host import Host
     from .types import Tool
 
-__all__ = ["PiToolError", "get_host", "llm_tool", "register_tools"]
+__all__ = ["PREFIX_ENV", "PiToolError", "get_host", "llm_tool", "register_tools", "tool_prefix"]
 
 _lock = threading.Lock()
 _host: Host | None = None
@@ -77,9 +78,23 @@ def _signature(parameters: dict) -> inspect.Signature | None:
         return None
 
 
-def _implementation(host: Host, name: str, parameters: dict) -> Callable[..., str]:
-    def implementation(**kwargs: Any) -> str:
-        result = host.call(name, kwargs)
+def _implementation(host: Host, name: str, parameters: dict) -> Callable[..., Any]:
+    """An async implementation: llm runs it on its event loop in async chains (the call waits
+    in a worker thread, so the loop and the other tools go on), and with ``asyncio.run`` in
+    sync ones. When llm cancels it (an async chain cancelled, Ctrl-C) the call is told to stop
+    through its :class:`~pi_hostspec.types.ToolContext`."""
+
+    async def implementation(**kwargs: Any) -> str:
+        import asyncio
+
+        from .types import ToolContext
+
+        ctx = ToolContext()
+        try:
+            result = await asyncio.to_thread(host.call, name, kwargs, ctx)
+        except asyncio.CancelledError:
+            ctx.cancel.set()
+            raise
         if result.is_error:
             raise PiToolError(result.text)
         return result.text
@@ -92,22 +107,87 @@ def _implementation(host: Host, name: str, parameters: dict) -> Callable[..., st
     return implementation
 
 
-def llm_tool(host: Host, tool: Tool) -> llm.Tool:
-    """The ``llm.Tool`` running *tool* through *host*."""
+#: A prefix for our tools' names in llm (``pi_`` makes ``pi_web_search``), to pick ours when
+#: another llm plugin registers a tool of the same name.
+PREFIX_ENV = "PI_WEB_LLM_PREFIX"
+
+
+def tool_prefix() -> str:
+    """``$PI_WEB_LLM_PREFIX`` when it makes valid tool names (letters, digits, ``_``), else
+    nothing."""
+    import re
+
+    prefix = os.environ.get(PREFIX_ENV, "").strip()
+    return prefix if re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", prefix) else ""
+
+
+def llm_tool(host: Host, tool: Tool, prefix: str = "") -> llm.Tool:
+    """The ``llm.Tool`` running *tool* through *host*, named *prefix* + its name."""
     return llm.Tool(
-        name=tool.name,
+        name=prefix + tool.name,
         description=tool.description,
         input_schema=tool.parameters,
         implementation=_implementation(host, tool.name, tool.parameters),
     )
 
 
+def other_plugins_tools() -> dict[str, str]:
+    """The tool names other llm plugins register, each with the plugin's name (their
+    ``register_tools`` hooks are asked once more, with a register that only notes names)."""
+    from llm.plugins import pm
+
+    names: dict[str, str] = {}
+    for impl in pm.hook.register_tools.get_hookimpls():
+        if impl.function is register_tools:
+            continue
+
+        def note(tool: Any, name: str | None = None, _plugin: str = impl.plugin_name) -> None:
+            found = name or getattr(tool, "name", None) or getattr(tool, "__name__", None)
+            if isinstance(found, str):
+                names.setdefault(found, _plugin)
+
+        try:
+            impl.function(register=note)
+        except Exception:  # noqa: BLE001 - their problem, reported by llm itself
+            continue
+    return names
+
+
+def _say_clashes(names: list[str]) -> None:
+    """Say once per process which of *names* another llm plugin registers too, and how to
+    pick ours."""
+    global _clash_checked
+    if _clash_checked:
+        return
+    _clash_checked = True
+    try:
+        others = other_plugins_tools()
+    except Exception:  # noqa: BLE001 - never a reason to fail llm
+        return
+    clashes = [(name, others[name]) for name in names if name in others]
+    if not clashes:
+        return
+    listed = ", ".join(f"{name} (also from plugin {plugin})" for name, plugin in clashes)
+    first = clashes[0][0]
+    print(
+        f"pi-web-tools: another llm plugin registers tools named like ours: {listed}; "
+        f"-T {first} may run theirs. To pick ours, set {PREFIX_ENV}=pi_ and use "
+        f"-T pi_{first.removeprefix(tool_prefix())} (see docs/hosts.md)",
+        file=sys.stderr,
+    )
+
+
+_clash_checked = False
+
+
 @llm.hookimpl
 def register_tools(register: Callable[..., None]) -> None:
-    """Register every tool the host discovers; register nothing if the host cannot be built."""
+    """Register every tool the host discovers; register nothing if the host cannot be built.
+    A name another llm plugin registers too is said once, with the way to pick ours."""
     try:
         host = get_host()
-        tools = [llm_tool(host, tool) for tool in host.tools.values()]
+        prefix = tool_prefix()
+        tools = [llm_tool(host, tool, prefix) for tool in host.tools.values()]
     except Exception as exc:  # noqa: BLE001 - a broken pi plugin must not break llm
         global _warned
         if not _warned:  # llm may ask for tools several times per command
@@ -118,3 +198,4 @@ def register_tools(register: Callable[..., None]) -> None:
         return
     for tool in tools:
         register(tool)
+    _say_clashes([tool.name for tool in tools])

@@ -16,10 +16,16 @@ behind any load balancer with no session affinity. Uvicorn (installed with the S
   of its previous answer), however it trickles it, or it is closed; connections waiting for a
   head cost nothing else: the 503 limit (``request_limit``) counts requests in progress only,
   so idle sockets opened without the token cannot starve ``/healthz`` or authenticated calls.
+- A call ends when its client stops waiting for it: a disconnect (the 2026-07-28 rule, applied
+  to every client), or a ``notifications/cancelled`` naming it from the same session (the
+  ``Mcp-Session-Id`` minted at ``initialize``: request ids are unique only within a session).
+  The tool is told to stop, its slot is freed and the log says ``cancelled``. ``GET`` and
+  ``DELETE`` on ``/mcp`` get 405: there is no event stream to hold open and no session to end.
 - Stderr gets one line per call (tool, outcome, duration) and per refused request, never
   arguments, headers or keys.
-- SIGINT / SIGTERM stop accepting, let running calls finish for up to 5 s, and exit (130 / 0);
-  a second signal stops at once.
+- SIGINT / SIGTERM stop accepting, let running calls finish for up to 5 s, then stop them, each
+  answered with a JSON-RPC error (503) saying the server is stopping, and exit (130 / 0); a
+  second signal stops them at once.
 """
 
 from __future__ import annotations
@@ -30,6 +36,8 @@ import ipaddress
 import json
 import logging
 import os
+import re
+import secrets
 import socket
 import stat
 import sys
@@ -46,6 +54,8 @@ if TYPE_CHECKING:
 __all__ = ["TOKEN_ENV", "HttpOptions", "UsageError", "serve_http"]
 
 TOKEN_ENV = "PI_WEB_MCP_TOKEN"
+#: pi's agent directory, where hosts and plugins keep their settings.
+AGENT_DIR_ENV = "PI_CODING_AGENT_DIR"
 MIN_TOKEN_LENGTH = 16
 MCP_PATH = "/mcp"
 HEALTH_PATH = "/healthz"
@@ -274,6 +284,27 @@ def _has_port(name: str) -> bool:
     return bool(colon) and (port.isdigit() or port == "*") and not head.endswith(":")
 
 
+def hide_local_paths(text: str, environ: Mapping[str, str] | None = None) -> str:
+    """*text* as a client on another machine may see it: the server's agent directory reads
+    ``$PI_CODING_AGENT_DIR`` and its home directory ``~``, so no absolute path (with the home
+    directory and user name in it) leaves the server. A local user sees the paths as they
+    are (``pi-web``, ``pi-web mcp`` over stdio, llm)."""
+    agent = (os.environ if environ is None else environ).get(AGENT_DIR_ENV, "").strip()
+    prefixes: dict[str, str] = {}
+    home = os.path.expanduser("~")
+    for path, shown in ((agent, f"${AGENT_DIR_ENV}"), (home, "~")):
+        if not path:
+            continue
+        path = os.path.expanduser(path)
+        for variant in (path.rstrip(os.sep), os.path.realpath(path).rstrip(os.sep)):
+            if variant.count(os.sep) >= 1 and len(variant) > 1:  # never "/" itself
+                prefixes.setdefault(variant, shown)
+    for prefix in sorted(prefixes, key=len, reverse=True):
+        shown_as = prefixes[prefix]
+        text = re.sub(re.escape(prefix) + r"(?![\w.-])", lambda _match: shown_as, text)  # noqa: B023
+    return text
+
+
 def _log(message: str) -> None:
     print(f"pi-web mcp: {message}", file=sys.stderr, flush=True)
 
@@ -309,29 +340,161 @@ def request_limit(max_calls: int) -> int:
     return max(64, max_calls * 4)
 
 
+#: Where OAuth clients look for metadata (RFC 9728, RFC 8414, OpenID Connect discovery).
+OAUTH_DISCOVERY_PREFIXES = (
+    "/.well-known/oauth-protected-resource",
+    "/.well-known/oauth-authorization-server",
+    "/.well-known/openid-configuration",
+)
+#: What a client without the token is told: there is no OAuth to start.
+NO_OAUTH = (
+    "this server takes a static bearer token, not OAuth: send the header "
+    "Authorization: Bearer <token> (its operator set the token with PI_WEB_MCP_TOKEN or "
+    "--token-file)"
+)
+#: The largest request body ``/mcp`` reads (the SDK's own limit): larger ones get 413.
+MAX_BODY_BYTES = 4 * 1024 * 1024
+#: The JSON-RPC error a request stopped by the client's ``notifications/cancelled`` gets (the
+#: SDK's "request cancelled" code of the handshake era, after LSP's).
+REQUEST_CANCELLED = -32800
+#: The JSON-RPC error of a request the server stopped because it is shutting down.
+SERVER_STOPPING = -32000
+#: The header naming a client's session: minted at ``initialize``, echoed by the client on
+#: every later request; it scopes ``notifications/cancelled`` to the client that sent it.
+SESSION_HEADER = b"mcp-session-id"
+
+
+def wants_progress_stream(scope: dict, message: dict) -> bool:
+    """True for a ``tools/call`` that asks for progress (a ``progressToken``) from a client
+    that accepts ``text/event-stream``: its answer is an event stream carrying the progress
+    notifications, then the result. Every other request is answered with one JSON body."""
+    if message.get("method") != "tools/call":
+        return False
+    params = message.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    if not isinstance(meta, dict) or meta.get("progressToken") is None:
+        return False
+    accept = (_header(scope, b"accept") or b"").decode("latin-1").lower()
+    types = {part.split(";")[0].strip() for part in accept.split(",")}
+    return bool(types & {"text/event-stream", "text/*", "*/*"})
+
+
+class _Disconnected(Exception):
+    """The client closed its connection while sending the request body."""
+
+
+@attrs.define(eq=False)
+class Exchange:
+    """One ``POST /mcp`` in progress: the scope its handling runs in, and why it was stopped.
+
+    *stopped* is None while it runs normally, else ``disconnected`` (the client went away),
+    ``cancelled`` (the client's ``notifications/cancelled`` named it) or ``shutdown``."""
+
+    scope: Any
+    request_id: Any = None
+    key: tuple[str, str] | None = None
+    stopped: str | None = None
+    answered: bool = False
+    complete: bool = False
+    gone: Any = None  # an anyio.Event set when the client disconnects
+
+    def stop(self, why: str) -> None:
+        """Stop the request's handling (its tool call is cancelled), once, for *why*."""
+        if self.stopped is None and not self.complete:
+            self.stopped = why
+            self.scope.cancel()
+
+
+def _message(body: bytes) -> dict:
+    """The JSON-RPC message of a request body ({} when it is not one JSON object)."""
+    try:
+        message = json.loads(body)
+    except (ValueError, RecursionError):
+        return {}
+    return message if isinstance(message, dict) else {}
+
+
+def _header(scope: dict, name: bytes) -> bytes | None:
+    for key, value in scope.get("headers", ()):
+        if key == name:
+            return value
+    return None
+
+
+async def _read_body(receive: Callable, limit: int) -> bytes | None:
+    """The whole request body (None when it is larger than *limit*)."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise _Disconnected
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
 class Gate:
     """The ASGI app in front of the SDK: ``/healthz``, the bearer token, the limit of requests
     in progress (*limit*: 503 past it; connections that sent no request are not counted), and a
-    log line for every refused request; ``/mcp`` requests that pass go to *handler* (the SDK)."""
+    log line for every refused request; ``/mcp`` requests that pass go to *handler* (the SDK).
 
-    def __init__(self, handler: Callable, token: str | None, tools: int, limit: int = 128):
+    It also owns the life of every ``POST /mcp`` (an :class:`Exchange`): a client that
+    disconnects, a ``notifications/cancelled`` from the same session and a shutdown all stop
+    the request the same way, by cancelling its scope (the SDK then cancels the tool call,
+    which frees its ``--max-calls`` slot and is logged ``cancelled``). ``GET`` (an event stream
+    this stateless server never uses) and ``DELETE`` on ``/mcp`` get 405 at once."""
+
+    def __init__(
+        self,
+        handler: Callable,
+        token: str | None,
+        tools: int,
+        limit: int = 128,
+        streaming: Callable | None = None,
+    ):
         self.handler = handler
+        self.streaming = streaming
         self.token = token.encode() if token else None
         self.tools = tools
         self.limit = limit
         self.active = 0
+        self.exchanges: set[Exchange] = set()
+        self.calls: dict[tuple[str, str], Exchange] = {}
 
     def authorized(self, scope: dict) -> bool:
         """True when no token is set or the request carries it as ``Authorization: Bearer``."""
         if self.token is None:
             return True
-        for key, value in scope.get("headers", ()):
-            if key == b"authorization":
-                scheme, _, credential = value.partition(b" ")
-                return scheme.lower() == b"bearer" and hmac.compare_digest(
-                    credential.strip(), self.token
-                )
-        return False
+        value = _header(scope, b"authorization")
+        if value is None:
+            return False
+        scheme, _, credential = value.partition(b" ")
+        return scheme.lower() == b"bearer" and hmac.compare_digest(credential.strip(), self.token)
+
+    def challenge(self, scope: dict) -> bytes:
+        """The ``WWW-Authenticate`` value of a 401 (RFC 6750): a Bearer challenge with no
+        ``resource_metadata``, since this server offers no OAuth; ``error="invalid_token"``
+        when a token was sent and is not this server's (nothing more for a request with
+        none, as RFC 6750 section 3.1 asks)."""
+        challenge = b'Bearer realm="pi-web mcp"'
+        if _header(scope, b"authorization") is not None:
+            challenge += (
+                b', error="invalid_token", error_description="not this server\'s bearer token; '
+                b'it takes a static token, not OAuth"'
+            )
+        return challenge
+
+    def stop_all(self, why: str = "shutdown") -> int:
+        """Stop every request in progress (a shutdown); returns how many there were."""
+        running = [exchange for exchange in self.exchanges if not exchange.complete]
+        for exchange in running:
+            exchange.stop(why)
+        return len(running)
 
     async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
         if scope["type"] != "http":
@@ -340,7 +503,7 @@ class Gate:
         if path == HEALTH_PATH and method in ("GET", "HEAD"):
             await _send_json(send, 200, {"status": "ok", "tools": self.tools})
             return
-        status: dict[str, int] = {}
+        status: dict[str, Any] = {}
 
         async def watch(message: dict) -> None:
             if message["type"] == "http.response.start":
@@ -348,14 +511,29 @@ class Gate:
             await send(message)
 
         try:
-            if path.rstrip("/") != MCP_PATH:
+            if path.startswith(OAUTH_DISCOVERY_PREFIXES):
+                # OAuth discovery finds nothing here (RFC 9728 and the MCP authorization
+                # spec: no metadata means no OAuth, so a client uses the token it was given).
+                status["quiet"] = True
+                await _send_json(watch, 404, {"error": NO_OAUTH})
+            elif path.rstrip("/") != MCP_PATH:
                 await _send_json(watch, 404, {"error": f"not found; MCP is at {MCP_PATH}"})
             elif not self.authorized(scope):
                 await _send_json(
                     watch,
                     401,
-                    {"error": "unauthorized: send Authorization: Bearer <token>"},
-                    [(b"www-authenticate", b'Bearer realm="pi-web mcp"')],
+                    {"error": f"unauthorized: {NO_OAUTH}"},
+                    [(b"www-authenticate", self.challenge(scope))],
+                )
+            elif method in ("GET", "DELETE"):
+                # No event stream and no session to end: the spec's answer is 405, at once
+                # (an open GET stream used to count toward the 503 limit, for ever).
+                status["quiet"] = True
+                await _send_json(
+                    watch,
+                    405,
+                    {"error": f"{method} is not served here: this server answers POST only"},
+                    [(b"allow", b"POST")],
                 )
             elif self.active >= self.limit:
                 await _send_json(
@@ -367,7 +545,10 @@ class Gate:
             else:
                 self.active += 1
                 try:
-                    await self.handler(scope, receive, watch)
+                    if method == "POST":
+                        await self._post(scope, receive, watch, status)
+                    else:
+                        await self.handler(scope, receive, watch)
                 finally:
                     self.active -= 1
         except Exception as exc:  # noqa: BLE001 - one line, never a traceback
@@ -377,11 +558,122 @@ class Gate:
             if "code" not in status:
                 await _send_json(watch, 500, {"error": "internal error"})
         code = status.get("code", 0)
-        if code >= 400:
-            reason = _REASONS.get(code, "refused")
+        if code >= 400 and not status.get("quiet"):
+            reason = status.get("reason") or _REASONS.get(code, "refused")
             _log(
                 f"refused {method} {path[:100]!r} status={code} ({reason}) client={_client(scope)}"
             )
+
+    async def _post(self, scope: dict, receive: Callable, send: Callable, status: dict) -> None:
+        """Serve one ``POST /mcp`` as an :class:`Exchange` (see the class docstring)."""
+        import anyio
+
+        try:
+            body = await _read_body(receive, MAX_BODY_BYTES)
+        except _Disconnected:
+            return
+        if body is None:
+            await _send_json(send, 413, {"error": f"body over {MAX_BODY_BYTES} bytes"})
+            return
+        message = _message(body)
+        session = _header(scope, SESSION_HEADER)
+        if message.get("method") == "notifications/cancelled" and session is not None:
+            params = message.get("params")
+            params = params if isinstance(params, dict) else {}
+            key = (session.decode("latin-1"), json.dumps(params.get("requestId")))
+            target = self.calls.get(key)
+            if target is not None:
+                target.stop("cancelled")
+        exchange = Exchange(scope=anyio.CancelScope(), request_id=message.get("id"))
+        exchange.gone = anyio.Event()
+        if session is not None and "id" in message:
+            exchange.key = (session.decode("latin-1"), json.dumps(message["id"]))
+            self.calls.setdefault(exchange.key, exchange)
+        minted = None
+        if message.get("method") == "initialize":
+            minted = secrets.token_hex(16).encode()
+        replayed = False
+
+        async def replay() -> dict:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            await exchange.gone.wait()
+            return {"type": "http.disconnect"}
+
+        async def answer(reply: dict) -> None:
+            if reply["type"] == "http.response.start":
+                exchange.answered = True
+                headers = list(reply.get("headers", ()))
+                if minted and reply["status"] < 400 and SESSION_HEADER not in dict(headers):
+                    reply = {**reply, "headers": [*headers, (SESSION_HEADER, minted)]}
+            elif reply["type"] == "http.response.body" and not reply.get("more_body", False):
+                exchange.complete = True
+            await send(reply)
+
+        async def watch_client() -> None:
+            while (await receive())["type"] != "http.disconnect":
+                pass
+            if not exchange.complete:  # uvicorn also says "disconnect" once the answer is sent
+                exchange.gone.set()
+                exchange.stop("disconnected")
+
+        handler = self.handler
+        if self.streaming is not None and wants_progress_stream(scope, message):
+            handler = self.streaming
+        self.exchanges.add(exchange)
+        try:
+            async with anyio.create_task_group() as group:
+                group.start_soon(watch_client)
+                with exchange.scope:
+                    await handler(scope, replay, answer)
+                group.cancel_scope.cancel()
+        finally:
+            self.exchanges.discard(exchange)
+            if exchange.key is not None and self.calls.get(exchange.key) is exchange:
+                del self.calls[exchange.key]
+        if exchange.stopped in ("cancelled", "shutdown") and not exchange.answered:
+            await self._answer_stopped(exchange, send, status)
+
+    async def _answer_stopped(self, exchange: Exchange, send: Callable, status: dict) -> None:
+        """The answer to a request stopped before it answered: the JSON-RPC error that says why
+        (nothing for a client that is gone)."""
+        if exchange.stopped == "cancelled":
+            code, message, http_status = REQUEST_CANCELLED, "Request cancelled", 200
+            headers: list = []
+        else:
+            code, http_status = SERVER_STOPPING, 503
+            message = "the server is shutting down: the call was stopped; retry it"
+            headers = [(b"retry-after", b"5")]
+            status["reason"] = "server shutting down"
+        body = {
+            "jsonrpc": "2.0",
+            "id": exchange.request_id,
+            "error": {"code": code, "message": message},
+        }
+        with contextlib.suppress(OSError, RuntimeError):
+            await _send_json(send, http_status, body, headers)
+
+
+#: Connections the kernel queues for the server to accept.
+LISTEN_BACKLOG = 1024
+#: Connections accepted in one turn of the event loop (asyncio accepts as many as the backlog
+#: it is given): a burst of 1,000 silent sockets accepted at once used up the open-file limit
+#: before the oldest waiting ones could be closed.
+ACCEPT_BATCH = 64
+#: Linux only (TCP_DEFER_ACCEPT): a connection reaches the server when its first bytes arrive,
+#: or after this long; one that never sends anything costs the server no descriptor and no
+#: work until then, and the head timeout runs from there.
+DEFER_ACCEPT_SECONDS = 1
+
+
+class _Listener(socket.socket):
+    """The listening socket: it keeps its queue of :data:`LISTEN_BACKLOG` when the event loop
+    calls ``listen(ACCEPT_BATCH)`` (asyncio uses one number for both)."""
+
+    def listen(self, backlog: int = LISTEN_BACKLOG) -> None:
+        super().listen(max(backlog, LISTEN_BACKLOG))
 
 
 def _listen(host: str, port: int) -> socket.socket:
@@ -393,11 +685,13 @@ def _listen(host: str, port: int) -> socket.socket:
     except socket.gaierror as exc:
         raise UsageError(f"cannot resolve --host {host}: {exc.strerror}") from None
     family, kind, proto, _, address = infos[0]
-    sock = socket.socket(family, kind, proto)
+    sock = _Listener(family, kind, proto)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if hasattr(socket, "TCP_DEFER_ACCEPT"):  # Linux: silent connections stay in the kernel
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_DEFER_ACCEPT, DEFER_ACCEPT_SECONDS)
         sock.bind(address)
-        sock.listen(1024)
+        sock.listen(LISTEN_BACKLOG)
     except OSError as exc:
         sock.close()
         raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
@@ -410,11 +704,77 @@ def _url(host: str, port: int) -> str:
     return f"http://{shown}:{port}{MCP_PATH}"
 
 
-def _head_timeout_protocol() -> type:
+class Waiting:
+    """The connections waiting for a request head (new ones, and kept-alive ones between
+    requests), oldest first. Past *limit* the oldest is closed as a new one arrives, so silent
+    sockets never use up the open-file limit: at that point the server could accept nothing,
+    and every client, authenticated or not, waited for the head timeout to free a descriptor."""
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        self.connections: dict[Any, None] = {}  # insertion-ordered: oldest first
+        self.closed = 0
+        self._said_at: float | None = None
+
+    def add(self, connection: Any) -> None:
+        """*connection* starts waiting for a head (as the newest)."""
+        self.connections.pop(connection, None)
+        self.connections[connection] = None
+        while len(self.connections) > self.limit:
+            oldest = next(iter(self.connections))
+            del self.connections[oldest]
+            oldest.transport.close()
+            self.closed += 1
+            self._say()
+
+    def discard(self, connection: Any) -> None:
+        """*connection* sent a head, or is gone."""
+        self.connections.pop(connection, None)
+
+    def _say(self) -> None:
+        import time
+
+        now = time.monotonic()
+        if self._said_at is None or now - self._said_at > 60:
+            self._said_at = now
+            _log(
+                f"more than {self.limit} connections are waiting to send a request: closing "
+                f"the oldest as new ones arrive ({self.closed} so far)"
+            )
+
+
+def raise_open_file_limit() -> int:
+    """Raise this process's soft limit of open files to its hard limit (at most 65,536), as
+    servers do: each connection is a descriptor. Returns the soft limit in effect (0 where
+    there is none to read)."""
+    try:
+        import resource
+    except ImportError:  # Windows
+        return 0
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    ceiling = 1 << 16
+    target = ceiling if hard == resource.RLIM_INFINITY else min(hard, ceiling)
+    if soft != resource.RLIM_INFINITY and target > soft:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+            soft = target
+        except (OSError, ValueError):
+            pass
+    return ceiling if soft == resource.RLIM_INFINITY else soft
+
+
+def idle_limit(open_files: int) -> int:
+    """How many connections may wait for a request head: half the open-file limit, leaving
+    the rest to calls in progress (their outbound sockets, worker pipes, the cache)."""
+    return max(16, open_files // 2) if open_files else 1 << 15
+
+
+def _head_timeout_protocol(waiting: Waiting) -> type:
     """uvicorn's h11 protocol, closing a connection that has not sent its whole request head
     within :data:`HEAD_TIMEOUT_SECONDS` of opening or of its last answer. Data trickling in
     does not restart the clock (uvicorn's keep-alive timeout is restarted by any byte, and a
-    new connection has none at all)."""
+    new connection has none at all). Connections waiting for a head are kept in *waiting*,
+    which closes the oldest past its limit."""
     from uvicorn.protocols.http.h11_impl import H11Protocol
 
     class HeadTimeoutProtocol(H11Protocol):
@@ -427,16 +787,19 @@ def _head_timeout_protocol() -> type:
         def _await_head(self) -> None:
             self._stop_head_clock()
             self._head_timer = self.loop.call_later(HEAD_TIMEOUT_SECONDS, self._head_overdue)
+            waiting.add(self)
 
         def _stop_head_clock(self) -> None:
+            waiting.discard(self)
             if self._head_timer is not None:
                 self._head_timer.cancel()
                 self._head_timer = None
 
         def _head_overdue(self) -> None:
             self._head_timer = None
-            waiting = self.cycle is None or self.cycle.response_complete
-            if waiting and not self.transport.is_closing():
+            waiting.discard(self)
+            waiting_for_head = self.cycle is None or self.cycle.response_complete
+            if waiting_for_head and not self.transport.is_closing():
                 self.transport.close()
 
         def handle_events(self) -> None:
@@ -459,7 +822,9 @@ def _head_timeout_protocol() -> type:
     return HeadTimeoutProtocol
 
 
-async def _serve(gate: Gate, manager: Any, sock: socket.socket, options: HttpOptions) -> int:
+async def _serve(
+    gate: Gate, managers: list, sock: socket.socket, options: HttpOptions, waiting: Waiting
+) -> int:
     import anyio
     import uvicorn
 
@@ -474,8 +839,12 @@ async def _serve(gate: Gate, manager: Any, sock: socket.socket, options: HttpOpt
         log_config=None,
         access_log=False,
         server_header=False,
-        timeout_graceful_shutdown=GRACEFUL_SECONDS,
-        http=_head_timeout_protocol(),
+        # A backstop only: the Gate stops the requests still running after GRACEFUL_SECONDS
+        # itself, and answers each with a clean error (uvicorn's own cancel printed a traceback
+        # and answered a bare 500).
+        timeout_graceful_shutdown=GRACEFUL_SECONDS + 5,
+        http=_head_timeout_protocol(waiting),
+        backlog=ACCEPT_BATCH,
         # uvicorn's limit counts every open connection, idle ones included: 130 sockets that
         # send nothing made every request 503. The Gate counts requests in progress instead.
         limit_concurrency=None,
@@ -483,9 +852,14 @@ async def _serve(gate: Gate, manager: Any, sock: socket.socket, options: HttpOpt
     server = Server(config)
 
     def on_signal(signum: int) -> bool:
-        if server.should_exit:
+        import asyncio
+
+        if server.should_exit:  # a second signal: stop what still runs, now
+            gate.stop_all()
             server.force_exit = True
-        server.should_exit = True
+        else:  # stop accepting; running calls get GRACEFUL_SECONDS to finish
+            server.should_exit = True
+            asyncio.get_running_loop().call_later(GRACEFUL_SECONDS, gate.stop_all)
         return False  # uvicorn drains and returns by itself
 
     async def announce() -> None:
@@ -504,7 +878,9 @@ async def _serve(gate: Gate, manager: Any, sock: socket.socket, options: HttpOpt
             )
 
     async def main() -> None:
-        async with manager.run():
+        async with contextlib.AsyncExitStack() as stack:
+            for manager in managers:
+                await stack.enter_async_context(manager.run())
             async with anyio.create_task_group() as group:
                 group.start_soon(announce)
                 await server.serve(sockets=[sock])
@@ -538,10 +914,11 @@ def serve_http(host: Host | None, options: HttpOptions, environ: dict | None = N
         logging.getLogger(name).setLevel(logging.WARNING)
 
     limiter = anyio.CapacityLimiter(options.max_calls)
-    loaded = load_server(host, limiter=limiter, on_call=log_call)
+    loaded = load_server(host, limiter=limiter, on_call=log_call, present=hide_local_paths)
     if loaded is None:
         return 1
     host, server = loaded
+    waiting = Waiting(idle_limit(raise_open_file_limit()))
     try:
         sock = _listen(options.host, options.port)
     except UsageError as exc:
@@ -549,15 +926,22 @@ def serve_http(host: Host | None, options: HttpOptions, environ: dict | None = N
         return 1
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
-    manager = StreamableHTTPSessionManager(
-        app=server,
-        stateless=True,
-        json_response=True,
-        security_settings=security_settings(options, sock.getsockname()[1]),
+    settings = security_settings(options, sock.getsockname()[1])
+    managers = [  # one JSON body per request; an event stream for a call with progress
+        StreamableHTTPSessionManager(
+            app=server, stateless=True, json_response=json_response, security_settings=settings
+        )
+        for json_response in (True, False)
+    ]
+    gate = Gate(
+        managers[0].handle_request,
+        token,
+        len(host.tools),
+        request_limit(options.max_calls),
+        streaming=managers[1].handle_request,
     )
-    gate = Gate(manager.handle_request, token, len(host.tools), request_limit(options.max_calls))
     try:
-        status = anyio.run(_serve, gate, manager, sock, options, backend="asyncio")
+        status = anyio.run(_serve, gate, managers, sock, options, waiting, backend="asyncio")
     finally:
         sock.close()
     return finish(status)

@@ -15,7 +15,14 @@ from pi_hostspec.types import Command, RenderOptions, Tool, ToolResult
 
 from .tools import summarize, web_fetch, web_search
 
-__all__ = ["TOOLS", "register_commands", "register_tools", "render_call", "render_result"]
+__all__ = [
+    "TOOLS",
+    "register_commands",
+    "register_tools",
+    "render_call",
+    "render_result",
+    "version_lines",
+]
 
 TOOLS: tuple[Tool, ...] = (web_search.TOOL, web_fetch.TOOL, summarize.TOOL)
 _NAMES = frozenset(tool.name for tool in TOOLS)
@@ -55,3 +62,11 @@ def register_commands(register: Callable[[Command], None]) -> None:
 
     for command in COMMANDS:
         register(command)
+
+
+@hookimpl
+def version_lines() -> list[str]:
+    """``pi-web --version``'s line for the provider plugins (built-in and third-party)."""
+    from .views.commands import provider_plugins_line
+
+    return [provider_plugins_line()]

@@ -23,13 +23,13 @@ def test_registers_three_tools(host: Host):
 
 def test_plugin_import_is_lazy():
     """Importing the plugin and registering its tools loads no requests, cattrs, extraction or
-    ranking (bm25s, numpy, PyStemmer)."""
+    ranking (bm25s, numpy, PyStemmer), and no block model."""
     code = (
         "import sys, json\n"
         "import pi_web_tools.plugin as p\n"
         "tools = []\n"
         "p.register_tools(register=tools.append)\n"
-        "heavy = [m for m in ('requests', 'cattrs', 'trafilatura', 'lxml', 'llm', 'mcp', 'urllib3', 'ddgs', 'primp', 'bm25s', 'numpy', 'Stemmer') if m in sys.modules]\n"
+        "heavy = [m for m in ('requests', 'cattrs', 'trafilatura', 'lxml', 'llm', 'mcp', 'urllib3', 'ddgs', 'primp', 'bm25s', 'numpy', 'Stemmer', 'pi_web_tools.pages.block_model', 'pi_web_tools.pages.blocks') if m in sys.modules]\n"
         "print(json.dumps({'tools': len(tools), 'heavy': heavy}))\n"
     )
     out = subprocess.run(

@@ -114,3 +114,16 @@ def test_pi_web_access_shared_routes(agent_dir):
         "fetch": "exa",
         "summarize": "kagi",
     }
+
+
+def test_team_searxng_routes(agent_dir):
+    """SearXNG searches, failing over to Kagi; Kagi summarizes; fetch is the direct fetcher."""
+    from pi_web_tools.runtime.registry import search_fallbacks
+
+    assert _routes(agent_dir, "team-searxng.json") == {
+        "search": "searxng",
+        "fetch": "direct",
+        "summarize": "kagi",
+    }
+    first = resolve_provider("search")
+    assert [s.entry.name for s in search_fallbacks(first)] == ["kagi"]

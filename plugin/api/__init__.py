@@ -54,6 +54,7 @@ HOME = {
     "positive": "options",
     "text_field": "types",
     "url_key": "types",
+    "ErrorKind": "errors",
     "ProviderError": "errors",
     "html_to_markdown": "html_text",
     "Reader": "readers",
@@ -75,6 +76,7 @@ __all__ = [
     "DATE_FILTERS",
     "DEFAULT_TEXT_MAX_CHARACTERS",
     "DOMAIN_FILTERS",
+    "ErrorKind",
     "Fetch",
     "FetchProvider",
     "FetchRequest",
@@ -125,6 +127,7 @@ if TYPE_CHECKING:
         run_interruptible,
     )
     from .errors import (
+        ErrorKind,
         ProviderError,
     )
     from .hookspecs import (

@@ -25,7 +25,7 @@ from pi_hostspec.sanitize import map_strings, strip_control, valid_unicode
 from pi_hostspec.truncate import format_size
 
 from . import retry as retry_module
-from .errors import ProviderError
+from .errors import ErrorKind, ProviderError
 from .redaction import known_secrets, redact, redact_bytes, redact_secrets, redact_value
 from .retry import Retryable, RetryPolicy, parse_retry_after, with_retries
 from .version import __version__
@@ -403,6 +403,9 @@ class HttpClient:
         mapping) into words added to the message (a rate limit's quotas), or ``None``.
     :param retry: the :class:`~pi_web_tools.api.retry.RetryPolicy` (default: 2 retries of
         429/502/503/504 and broken connections).
+    :param follow_redirects: ``False`` for an API at an address the user chose (a self-hosted
+        one): a redirect is then an error naming where it pointed, never followed, so the
+        client reaches that address and nothing else.
     """
 
     def __init__(
@@ -417,8 +420,10 @@ class HttpClient:
         error_headers: Callable[[int, Any], str | None] | None = None,
         max_body_bytes: int = MAX_API_BODY,
         retry: RetryPolicy | None = None,
+        follow_redirects: bool = True,
     ):
         self.provider = provider
+        self.follow_redirects = follow_redirects
         self.base_url = base_url.rstrip("/")
         self.timeout = timeout
         self.secrets = tuple(s for s in secrets if s)
@@ -510,7 +515,9 @@ class HttpClient:
             raise InterruptedError("cancelled")
         remaining = deadline - time.monotonic()
         if remaining <= 0:
-            raise self.error(f"timed out after {budget:g} s", retryable=True)
+            raise self.error(
+                f"timed out after {budget:g} s", retryable=True, kind=ErrorKind.TIMEOUT
+            )
         reading = False
         try:
             response = send(
@@ -524,6 +531,7 @@ class HttpClient:
                 headers=headers,
                 timeout=socket_timeouts(remaining),
                 stream=True,
+                allow_redirects=self.follow_redirects,
             )
             reading = True
             try:
@@ -534,7 +542,9 @@ class HttpClient:
                 response.close()
         except TimeoutError:
             stage = "while reading the response" if reading else "waiting for the response"
-            raise self.error(f"timed out after {budget:g} s {stage}") from None
+            raise self.error(
+                f"timed out after {budget:g} s {stage}", kind=ErrorKind.TIMEOUT
+            ) from None
         except UnicodeEncodeError:  # http.client sends header values as Latin-1 only
             raise self.error(
                 "the API key (or another header value) holds characters an HTTP header cannot "
@@ -544,7 +554,12 @@ class HttpClient:
             reason = network_error_message(exc)
             if isinstance(exc, requests.exceptions.ReadTimeout):
                 reason = f"timed out after {budget:g} s waiting for the response"
-            failure = self.error(f"request failed: {reason}", retryable=is_retryable(exc))
+            timed_out = isinstance(exc, requests.exceptions.Timeout)
+            failure = self.error(
+                f"request failed: {reason}",
+                retryable=is_retryable(exc),
+                kind=ErrorKind.TIMEOUT if timed_out else ErrorKind.UNREACHABLE,
+            )
             if is_retryable(exc):
                 raise Retryable(failure) from None
             raise failure from None
@@ -554,6 +569,8 @@ class HttpClient:
                 status=response.status_code,
             )
         status = response.status_code
+        if not self.follow_redirects and 300 <= status < 400:
+            raise self._redirect_error(response)
         if status >= 400:
             failure = self._status_error(response, body)
             if self.policy.is_retry_status(status):
@@ -571,6 +588,22 @@ class HttpClient:
                 status=status,
             ) from None
         return data, response
+
+    def _redirect_error(self, response: requests.Response) -> ProviderError:
+        """A redirect this client does not follow: where it pointed, and what to change."""
+        from pi_hostspec.sanitize import strip_control
+
+        status = response.status_code
+        # Keys are removed before the cut, so no part of one can show.
+        location = redact_secrets(redact(response.headers.get("Location") or "", self.secrets))
+        location = " ".join(strip_control(location).split())
+        where = f" to {location[:199]}…" if len(location) > 200 else f" to {location}"
+        where = where if location else ""
+        return self.error(
+            f"HTTP {status}: the API redirected{where}, which is not followed; set baseUrl "
+            "to the address it moved to",
+            status=status,
+        )
 
     def _status_error(self, response: requests.Response, body: bytes) -> ProviderError:
         status = response.status_code

@@ -85,10 +85,12 @@ def unknown_keys(
     import difflib
 
     known = list(known)
+    folded = {name.lower(): name for name in known}  # baseURL is baseUrl with other capitals
     named = []
     close = []
     for key in keys:
-        match = difflib.get_close_matches(str(key), known, n=1, cutoff=0.75)
+        same = folded.get(str(key).lower())
+        match = [same] if same else difflib.get_close_matches(str(key), known, n=1, cutoff=0.75)
         named.append(f"{key!r} (did you mean {match[0]!r}?)" if match else repr(key))
         if match:
             close.append((str(key), match[0]))

@@ -3,21 +3,48 @@ fetcher alike).
 
 :class:`RetryPolicy` is shaped like urllib3's ``Retry``: which statuses are retried, how many
 times, exponential backoff with jitter, and ``Retry-After`` honoured up to a cap. Every wait
-fits inside the call's deadline and ends at once when the call is cancelled.
+fits inside the call's deadline and ends at once when the call is cancelled. While another
+provider stands ready to take the call over (:func:`another_provider_ready`, set by search
+failover), the loop does not wait at all: the next provider answers sooner than a backoff.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import email.utils
 import random
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TypeVar
 
 from attrs import field, frozen
 
-__all__ = ["DEFAULT_RETRY", "RetryPolicy", "Retryable", "parse_retry_after", "with_retries"]
+__all__ = [
+    "DEFAULT_RETRY",
+    "RetryPolicy",
+    "Retryable",
+    "another_provider_ready",
+    "parse_retry_after",
+    "with_retries",
+]
+
+#: Set while another provider stands ready to take over the call of this thread.
+_HANDED_ON = contextvars.ContextVar("pi_web_tools_another_provider_ready", default=False)
+
+
+@contextlib.contextmanager
+def another_provider_ready(ready: bool = True) -> Iterator[None]:
+    """Within this block (in this thread), a retryable failure is not retried: it is raised at
+    once, for the next provider to take the call over (search failover). With *ready* false,
+    retries are as usual."""
+    token = _HANDED_ON.set(ready)
+    try:
+        yield
+    finally:
+        _HANDED_ON.reset(token)
+
 
 T = TypeVar("T")
 
@@ -97,13 +124,14 @@ def with_retries(
     cancel: threading.Event | None = None,
 ) -> T:
     """``attempt()``, called again after each :class:`Retryable` while *policy* allows and the
-    wait fits before *deadline*; then the last failure's ``final`` exception is raised."""
+    wait fits before *deadline* (never while :func:`another_provider_ready`); then the last
+    failure's ``final`` exception is raised."""
     tries = 0
     while True:
         try:
             return attempt()
         except Retryable as exc:
-            if not policy.wait(tries, exc.retry_after, deadline, cancel):
+            if _HANDED_ON.get() or not policy.wait(tries, exc.retry_after, deadline, cancel):
                 raise exc.final from None
             tries += 1
 

@@ -376,6 +376,12 @@ class ProviderType:
     :param setup_check: called with a configured provider's options by ``pi-web config``: what
         is missing on this machine to use it (a library, a program) and the one command that
         fixes it, or ``None`` when nothing is.
+    :param self_hosted: its API is the user's own server at ``baseUrl`` (no default address;
+        SearXNG). The runtime checks that host with the network guard before each call, as it
+        checks a page's URL: a private, loopback, link-local or single-label one is refused
+        unless the entry's options set ``allowPrivateNetwork``, which then allows that address
+        only. Its :class:`~pi_web_tools.api.http_client.HttpClient` should not follow
+        redirects (``follow_redirects=False``), so nothing else is reached.
     """
 
     name: str = field(validator=attrs.validators.matches_re(r"^[a-z][a-z0-9_-]{0,39}$"))
@@ -391,6 +397,7 @@ class ProviderType:
     precedence: int = 100
     setup_hint: str | None = None
     setup_check: Callable[[Any], str | None] | None = field(default=None, repr=False)
+    self_hosted: bool = False
     plugin_name: str | None = None
 
     def __attrs_post_init__(self) -> None:

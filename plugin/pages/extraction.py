@@ -5,20 +5,21 @@ extract(html, url) -> Extraction(text, title, links, fallback, kind, page_type)
 Pipeline (each rule was kept only where ``bench/extract.py`` showed it pays, on held-out halves
 of the WCXB data, split by site; see docs/benchmarks.md):
  1. parse once with lxml; the page-type stage (classify): URL rules first, then signals in
-    the HTML (schema.org JSON-LD / microdata types, og:type, generator meta); each type has its
-    extraction profile (_profile);
+    the HTML (schema.org JSON-LD / microdata types, og:type, generator meta); the type and
+    its profile (_profile) are features of the learned stage, and forums read differently;
  2. trafilatura (default mode) on the parsed tree -> internal XML body; comments are kept
-    only for forum-like pages (they are the posts there; elsewhere they cost precision);
- 3. for page types where the data showed it pays (forum, listing, service, other,
-    documentation), compare with resiliparse's main-content text and take it when it contains
-    most of trafilatura's words (trafilatura often keeps only the first post / first item);
- 3b. forum pages: the posts their markup names (_marked_posts), else the message bodies of
-     the repeated post containers (_forum_posts); listing/other/service pages (not
-     collections: it cost them on validation): append item cards from the largest
-     repeated-sibling groups that the text misses (_card_additions);
+    only for forums (they are the posts there; elsewhere they cost precision);
+ 3. resiliparse's main-content text, for the learned stage;
+ 3b. forums: the posts their markup names (_marked_posts), else the message bodies of the
+     repeated post containers (_forum_posts).
+    (Round 3's other per-type rules, resiliparse's text in place of trafilatura's, item cards
+    appended, comments on unmarked pages, were each switched off under the learned stage and
+    scored by site-grouped cross-validation: none still paid, see docs/benchmarks.md.)
  4. render trafilatura's XML as Markdown-ish text: headings, lists, code fences, tables,
     block quotes; no inline link markup, no emphasis markers; links collected separately;
- 5. if nearly nothing was found, fall back to whole-page text and set fallback=True.
+ 5. the learned stage (block_filter): the block model drops the lines it scores as not main
+    content and adds the page's blocks it scores as main content that the text missed;
+ 6. if nearly nothing was found, fall back to whole-page text and set fallback=True.
 Never raises: garbage input yields an empty Extraction.
 """
 
@@ -380,15 +381,6 @@ def _words(s):
     return _WORD.findall((s or "").lower())
 
 
-def _coverage(a_words, b_words):
-    """share of a's words (multiset) that also occur in b"""
-    if not a_words:
-        return 1.0
-    from collections import Counter
-
-    return sum((Counter(a_words) & Counter(b_words)).values()) / len(a_words)
-
-
 def _title(tree):
     for xp in ('//meta[@property="og:title"]/@content', "//title//text()", "//h1//text()"):
         v = tree.xpath(xp)
@@ -432,27 +424,12 @@ def _resiliparse_main(html):
     )
 
 
-# which page types may swap trafilatura's result for resiliparse's main-content text, and when:
-# (min share of trafilatura's words found in the resiliparse text, max length ratio[, min length ratio])
-RESILI_RULES = {
-    "forum": (0.7, 1000.0),
-    "listing": (0.7, 1000.0),
-    "service": (0.5, 5.0),
-    "other": (
-        0.9,
-        3.0,
-        1.3,
-    ),  # 3rd: min length ratio (resiliparse adding < 30% more is mostly boilerplate)
-    "documentation": (0.95, 1000.0),
-}
-
-
-# --------------------------------------------------------------------------- repeated item cards
-# Listing-like pages: the main content is a grid of structurally similar sibling "cards".
-# Find sibling groups (same tag + class signature, >= 3 members, enough words per member,
-# not inside nav/header/footer/aside and not menu-/filter-/pager-classed); take the largest
-# and any other disjoint group with >= 30% of its words; append the cards whose words are
-# mostly missing from the extraction.
+# --------------------------------------------------------------------------- repeated siblings
+# Sibling groups of structurally similar elements (same tag + class signature, >= 3 members,
+# enough words per member, not inside nav/header/footer/aside and not menu-/filter-/pager-
+# classed), largest first: a forum thread's posts (_forum_posts). (Round 2 also appended
+# listing pages' item cards from them; under the learned stage, which adds the blocks the
+# text misses, that no longer paid: see docs/benchmarks.md.)
 _CARD_SKIP = set("script style noscript template svg iframe head select option button".split())
 _CARD_BLOCK = set(
     "p div li ul ol h1 h2 h3 h4 h5 h6 article section tr td th table dd dt dl br header footer"
@@ -464,17 +441,6 @@ _CARD_NAVRE = re.compile(
     re.I,
 )
 _CARD_VOLATILE = re.compile(r"active|selected|first|last|odd|even|current|is-|has-")
-CARD_RULE = {
-    "types": ("listing", "other", "service"),
-    "min_items": 3,
-    "min_avg": 10,
-    "min_frac": 0.1,
-    "min_gain": 0.3,
-    "multi": 0.3,
-    "max_nodes": 60000,
-}
-
-
 def _nw(s):
     return len(_WORD.findall(s)) if s else 0
 
@@ -535,7 +501,7 @@ def _card_text(el):
     return "\n".join(x for x in lines if x)
 
 
-def card_groups(tree, rule=CARD_RULE):
+def card_groups(tree, rule):
     """sibling groups of item cards, best first: list of (words, parent, members)"""
     body = tree.find(".//body")
     if body is None:
@@ -579,37 +545,6 @@ def card_groups(tree, rule=CARD_RULE):
         if not _card_navlike(g[1], g[2]):
             res.append(g)
     return res, bodyw
-
-
-def _card_additions(tree, text, rule=CARD_RULE):
-    groups, bodyw = card_groups(tree, rule)
-    if not groups or groups[0][0] < rule["min_frac"] * max(bodyw, 1):
-        return []
-    top = groups[0]
-    sel = [top]
-
-    def anc(a, b):
-        return any(x is b for x in a.iterancestors())
-
-    for g in groups[1:]:
-        if g[0] >= rule["multi"] * top[0] and not any(
-            g[1] is s[1] or anc(g[1], s[1]) or anc(s[1], g[1]) for s in sel
-        ):
-            sel.append(g)
-    tw = _words(text)
-    from collections import Counter
-
-    have = Counter(tw)
-    add = []
-    for g in sel:
-        for m in g[2]:
-            t = _card_text(m)
-            mw = _words(t)
-            if mw and sum((Counter(mw) & have).values()) / len(mw) < 0.5:
-                add.append(t)
-    if sum(len(_words(x)) for x in add) < rule["min_gain"] * max(len(tw), 1):
-        return []
-    return add
 
 
 # Forum threads: the posts are the largest group of repeated siblings. Inside them, keep the
@@ -697,7 +632,7 @@ def extract(html: str, url: str | None = None) -> Extraction:
         )
 
 
-def _extract(html, url):
+def _extract(html, url, trace=None):
     if isinstance(html, bytes):
         html = html.decode("utf-8", "replace")
     if not isinstance(html, str) or not html.strip():
@@ -725,7 +660,7 @@ def _extract(html, url):
         base = urljoin(url, bases[0])
     page_links = None
 
-    forum = ptype in ("forum", "other")  # keep comments (= posts) where a thread is plausible
+    forum = ptype == "forum"  # keep comments: they are the posts of a thread
     # jusText (one of trafilatura's fallbacks) is quadratic on long runs of short blocks
     # (20,000 list items: > 2 minutes); skip the fallbacks on pages with very many blocks.
     n_blocks = sum(1 for _ in tree.iter(*_BLOCK_TAGS))
@@ -754,24 +689,12 @@ def _extract(html, url):
             links += clinks
             kind.append("comments")
 
-    rule = RESILI_RULES.get(ptype)
-    if rule is not None:
-        try:
-            rtext = _resiliparse_main(html)
-        except Exception:
-            rtext = ""
-        tw, rw = _words(text), _words(rtext)
-        if (
-            rw
-            and _coverage(tw, rw) >= rule[0]
-            and len(rw) <= rule[1] * max(len(tw), 1)
-            and len(rw) > len(tw)
-            and (len(rule) < 3 or len(rw) >= rule[2] * len(tw))
-        ):
-            text = rtext.strip()
-            kind = ["resiliparse"]
-            page_links = _page_links(tree, base)
-
+    try:
+        rtext = _resiliparse_main(html)
+    except ImportError:  # no resiliparse on this platform: the rules alone, no block model
+        rtext = None
+    except Exception:
+        rtext = ""
     if ptype == "forum":
         posts = _marked_posts(tree) or _forum_posts(tree, text, FORUM_RULE)
         if posts:
@@ -780,13 +703,21 @@ def _extract(html, url):
             if page_links is None:
                 page_links = _page_links(tree, base)
 
-    if ptype in CARD_RULE["types"]:
-        add = _card_additions(tree, text, CARD_RULE)
-        if add:
-            text = (text + "\n\n" + "\n\n".join(add)).strip()
-            kind.append("cards")
-            if page_links is None:
-                page_links = _page_links(tree, base)
+    facts = {
+        "type": page_type,
+        "profile": ptype,
+        "url_depth": len([p for p in urlparse(url or "").path.split("/") if p]),
+        "article_markup": bool(set(sig["types"]) & _ART_TYPES or sig["ogtype"] == "article"),
+    }
+    if trace is not None:
+        trace.update(tree=tree, rules_text=text, resiliparse=rtext, facts=facts)
+    else:
+        from .block_filter import filter_text
+
+        filtered = filter_text(text, rtext, tree, facts)
+        if filtered is not None and filtered != text:
+            text = filtered
+            kind.append("model")
 
     fallback = False
     if len(_words(text)) < FALLBACK_MIN_WORDS:

@@ -184,6 +184,26 @@ def setup_problem(executable: str | None = None) -> str | None:
     return None
 
 
+def linux_family(os_release: str = "/etc/os-release") -> str | None:
+    """``debian`` (Debian, Ubuntu and their kin) or ``fedora`` (Fedora, RHEL, CentOS) from
+    *os_release*'s ``ID`` and ``ID_LIKE``; None for anything else or no file."""
+    try:
+        with open(os_release, encoding="utf-8") as handle:
+            text = handle.read(16384)
+    except OSError:
+        return None
+    words: set[str] = set()
+    for line in text.splitlines():
+        key, _, value = line.partition("=")
+        if key.strip() in ("ID", "ID_LIKE"):
+            words.update(value.strip().strip("'\"").lower().split())
+    if words & {"debian", "ubuntu"}:
+        return "debian"
+    if words & {"fedora", "rhel", "centos"}:
+        return "fedora"
+    return None
+
+
 def browser_install_command() -> str:
     """The one command that gets this machine a browser to drive: the system's Chromium where
     a package manager can install it (apt-get, dnf, Homebrew), else Playwright's own Chromium
@@ -192,9 +212,11 @@ def browser_install_command() -> str:
 
     sudo = "" if not hasattr(os, "geteuid") or os.geteuid() == 0 else "sudo "
     if sys.platform.startswith("linux"):
-        if shutil.which("apt-get"):
+        # The system says what it is (an MCP client may start us with a PATH lacking apt-get).
+        family = linux_family()
+        if family == "debian" or (family is None and shutil.which("apt-get")):
             return f"{sudo}apt-get install chromium"
-        if shutil.which("dnf"):
+        if family == "fedora" or (family is None and shutil.which("dnf")):
             return f"{sudo}dnf install chromium"
     if sys.platform == "darwin" and shutil.which("brew"):
         return "brew install --cask chromium"

@@ -18,6 +18,7 @@ from typing import Any
 from attrs import frozen
 
 from ..api import (
+    ErrorKind,
     DOMAIN_FILTERS,
     CommonOptions,
     ProviderConfig,
@@ -168,6 +169,7 @@ class DdgsProvider:
                 raise self._error(
                     f"timed out after {self.timeout:g} s waiting for the {backend} backend",
                     retryable=True,
+                    kind=ErrorKind.TIMEOUT,
                 ) from None
             except Exception as exc:  # noqa: BLE001 - the library's errors, in words
                 if _blocked(exc, exceptions):
@@ -193,6 +195,7 @@ class DdgsProvider:
                 f"the search engines refused the query ({tried}). {KEYED_HINT}",
                 code="rate_limited",
                 retryable=True,
+                kind=ErrorKind.RATE_LIMIT,
             )
         if empty == len(backends):
             # An engine that blocks us often answers with an empty page, so say so.
@@ -202,7 +205,9 @@ class DdgsProvider:
                     f"engines also answer nothing when they block automated queries. {KEYED_HINT}",
                 ),
             )
-        raise self._error(f"no backend answered ({tried}). {KEYED_HINT}", retryable=True)
+        raise self._error(
+            f"no backend answered ({tried}). {KEYED_HINT}", retryable=True, kind=ErrorKind.OUTAGE
+        )
 
     def _backends(self, known: frozenset) -> tuple[str, ...]:
         """The backends to try: the configured ones (checked against the library's), else the

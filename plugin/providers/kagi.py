@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 from attrs import frozen
 
 from ..api import (
+    ErrorKind,
     DATE_FILTERS,
     DOMAIN_FILTERS,
     ApiKey,
@@ -66,6 +67,8 @@ SEARCH_TIMEOUT = 30.0
 SUMMARIZE_TIMEOUT = 120.0
 EXTRACT_TIMEOUT = 60.0
 DEFAULT_LIMIT = 10
+#: Kagi v0's "no billing information" and "insufficient credit" codes (v1's are billing.*).
+CREDIT_CODES = ("100", "101")
 #: Kagi Extract takes at most this many pages per request.
 MAX_EXTRACT_PAGES = 10
 SUMMARY_LANGUAGES = (
@@ -239,7 +242,16 @@ class KagiProvider:
 
         In ``auto`` mode a 401 from the version tried first (v1, or the one remembered) is
         followed by one try of the other; when both fail, one error says what each answered.
+        Kagi's credit codes (v0 answers them in a 400) make the error's kind ``QUOTA``.
         """
+        try:
+            return self._search_any(request, ctx)
+        except ProviderError as exc:
+            if exc.code in CREDIT_CODES or (exc.code or "").startswith("billing."):
+                exc.kind = ErrorKind.QUOTA
+            raise
+
+    def _search_any(self, request: SearchRequest, ctx: Any) -> SearchResponse:
         limit = request.limit or self.options.default_search_limit or DEFAULT_LIMIT
         if self.api_version != "auto":
             try:

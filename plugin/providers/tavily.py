@@ -9,6 +9,7 @@ from typing import Any
 from attrs import frozen
 
 from ..api import (
+    ErrorKind,
     DATE_FILTERS,
     DEFAULT_TEXT_MAX_CHARACTERS,
     DOMAIN_FILTERS,
@@ -121,6 +122,7 @@ class TavilyProvider:
         except ProviderError as exc:
             if exc.status in PLAN_LIMITS:
                 exc.message = f"{exc.message} ({PLAN_LIMITS[exc.status]})"
+                exc.kind = ErrorKind.QUOTA
             raise
         if not isinstance(result, dict):
             raise self.http.shape_error("the body is not an object")

@@ -74,13 +74,19 @@ def other_extension_files() -> list[Path]:
 def other_files_hint() -> str:
     """Lines naming pi-web-access's files that exist while this one does not, and what to do
     (empty when there are none)."""
+    import shlex
+
     ours = config_path()
     if ours.exists():
         return ""
+    # Its folder may not exist yet (a user of that extension alone has no ~/.pi/agent): the
+    # commands make it first, so they run as printed.
+    folder = "" if ours.parent.is_dir() else f"mkdir -p {shlex.quote(str(ours.parent))} && "
+    target = shlex.quote(str(ours))
     return "".join(
         f"\nNote: {path} exists (where the pi-web-access extension keeps its keys), but "
-        f"pi-web-tools reads {ours}: copy it there (cp {path} {ours}) or link it "
-        f"(ln -s {path} {ours})."
+        f"pi-web-tools reads {ours}: copy it there ({folder}cp {shlex.quote(str(path))} "
+        f"{target}) or link it ({folder}ln -s {shlex.quote(str(path))} {target})."
         for path in other_extension_files()
     )
 

@@ -47,6 +47,8 @@ __all__ = [
     "parse_cache",
     "parse_config",
     "parse_fetch_ladder",
+    "parse_search_fallback",
+    "parse_search_fusion",
 ]
 
 #: ``defaultFetchProvider`` and its kind: a provider for one tool only.
@@ -60,6 +62,8 @@ _TOP_LEVEL_KEYS = (
     "providers",
     "cache",
     "fetchLadder",
+    "searchFallback",
+    "searchFusion",
     "readers",
     "limits",
     "providerOptions",
@@ -96,8 +100,12 @@ class Config:
     capability to the provider ``default<Capability>Provider`` names. ``fetch_ladder`` is
     ``fetchLadder``: ``True`` (the other configured fetchers that serve by default, in file
     order), ``False`` (off) or the names of the fetchers to try, in order. ``readers`` is
-    ``readers``: which site readers are on, and their ``baseUrl`` overrides. ``limits`` is
-    ``limits``: a team server's rate limits for its callers and providers.
+    ``readers``: which site readers are on, and their ``baseUrl`` overrides.
+    ``search_fallback`` is ``searchFallback``: ``True`` (a query fails over to the other search
+    providers, in file order), ``False`` (off) or the names to fail over to, in order.
+    ``search_fusion`` is ``searchFusion``: ``None`` (off), ``"all"`` or the names of the
+    providers a call that names none sends each query to. ``limits`` is ``limits``: a team
+    server's rate limits for its callers and providers.
     """
 
     path: Path
@@ -112,6 +120,8 @@ class Config:
     tool_defaults: tuple[tuple[str, str], ...] = ()
     ignored: str | None = None
     fetch_ladder: bool | tuple[str, ...] = True
+    search_fallback: bool | tuple[str, ...] = True
+    search_fusion: str | tuple[str, ...] | None = None
     readers: ReadersConfig = ReadersConfig()
     limits: LimitsConfig = LimitsConfig()
 
@@ -278,13 +288,18 @@ def parse_cache(raw: Any) -> tuple[CacheSettings, list[Finding]]:
 # --- the fetch ladder -------------------------------------------------------------------------
 
 
-def parse_fetch_ladder(
-    raw: Any, providers: Collection[ProviderConfig], types: Mapping[str, ProviderType]
+def _off_on_or_names(
+    key: str,
+    raw: Any,
+    providers: Collection[ProviderConfig],
+    types: Mapping[str, ProviderType],
+    capability: str,
+    off: str,
 ) -> tuple[bool | tuple[str, ...], list[Finding]]:
-    """``fetchLadder``: ``true`` (the default), ``false`` (off) or a list of provider names (the
-    fetchers to try, in that order; on-request ones such as Kagi only this way). A value that
-    cannot be read turns the ladder off with a warning: a setting meant to keep URLs at home
-    never sends them out by being misspelt."""
+    """A key that is ``true`` (the default), ``false`` or a list of provider names able to
+    *capability*: ``True``, ``False`` or the names kept, with a warning for each other name. A
+    value that cannot be read is ``False``, with a warning ending in *off* (a misspelt setting
+    never sends anything anywhere)."""
     if raw is None or raw is True:
         return True, []
     if raw is False:
@@ -292,28 +307,110 @@ def parse_fetch_ladder(
     if not isinstance(raw, list) or not all(isinstance(name, str) for name in raw):
         return False, [
             Finding(
-                where="fetchLadder",
+                where=key,
                 what="expected true, false or a list of provider names, got "
                 f"{describe(raw, show=True)}",
-                suggestion="the fetch ladder is off",
+                suggestion=off,
             )
         ]
-    warnings: list[Finding] = []
-    able = {p.name: p for p in providers if types[p.type].can("fetch")}
-    names = []
+    names, warnings = _able_names(key, raw, providers, types, capability)
+    return (tuple(names) if names else False), warnings
+
+
+#: How a warning names the providers able to do something.
+_ABLE = {"fetch": ("fetch", "fetchers"), "search": ("search", "search providers")}
+
+
+def _able_names(
+    key: str,
+    raw: list,
+    providers: Collection[ProviderConfig],
+    types: Mapping[str, ProviderType],
+    capability: str,
+) -> tuple[list[str], list[Finding]]:
+    """The names of *raw* that are providers able to *capability*; a warning for each other."""
+    verb, noun = _ABLE[capability]
+    able = [p.name for p in providers if types[p.type].can(capability)]
+    names, warnings = [], []
     for name in dict.fromkeys(raw):
         if name in able:
             names.append(name)
             continue
-        if any(p.name == name for p in providers):
-            why = "it cannot fetch"
-        else:
-            why = "no such provider"
-        known = ", ".join(able) or "none"
+        why = f"it cannot {verb}" if any(p.name == name for p in providers) else "no such provider"
         warnings.append(
-            Finding(where="fetchLadder", what=f"{name!r} ignored ({why}; fetchers: {known})")
+            Finding(
+                where=key, what=f"{name!r} ignored ({why}; {noun}: {', '.join(able) or 'none'})"
+            )
         )
-    return tuple(names) if names else False, warnings
+    return names, warnings
+
+
+def parse_fetch_ladder(
+    raw: Any, providers: Collection[ProviderConfig], types: Mapping[str, ProviderType]
+) -> tuple[bool | tuple[str, ...], list[Finding]]:
+    """``fetchLadder``: ``true`` (the default), ``false`` (off) or a list of provider names (the
+    fetchers to try, in that order; on-request ones such as Kagi only this way). A value that
+    cannot be read turns the ladder off with a warning: a setting meant to keep URLs at home
+    never sends them out by being misspelt."""
+    return _off_on_or_names(
+        "fetchLadder", raw, providers, types, "fetch", "the fetch ladder is off"
+    )
+
+
+# --- search failover and fusion ---------------------------------------------------------------
+
+
+def parse_search_fallback(
+    raw: Any, providers: Collection[ProviderConfig], types: Mapping[str, ProviderType]
+) -> tuple[bool | tuple[str, ...], list[Finding]]:
+    """``searchFallback``: ``true`` (the default: the other search providers, in file order),
+    ``false`` (off) or the names of the providers a query fails over to, in that order. A value
+    that cannot be read turns failover off, with a warning (it never spends on a provider the
+    user did not mean)."""
+    return _off_on_or_names(
+        "searchFallback", raw, providers, types, "search", "search failover is off"
+    )
+
+
+def parse_search_fusion(
+    raw: Any, providers: Collection[ProviderConfig], types: Mapping[str, ProviderType]
+) -> tuple[str | tuple[str, ...] | None, list[Finding]]:
+    """``searchFusion``: absent (off), ``"all"`` or a list of provider names: each query of a
+    call that names no provider goes to each of them at once (one call each, each billed). A
+    value that cannot be read leaves fusion off, with a warning."""
+    if raw is None or raw is False:
+        return None, []
+    if raw == "all":
+        return "all", []
+    if not isinstance(raw, list) or not all(isinstance(name, str) for name in raw):
+        return None, [
+            Finding(
+                where="searchFusion",
+                what=f'expected "all" or a list of provider names, got {describe(raw, show=True)}',
+                suggestion="search fusion is off",
+            )
+        ]
+    names, warnings = _able_names("searchFusion", raw, providers, types, "search")
+    if len(names) < 2:
+        warnings.append(
+            Finding(
+                where="searchFusion",
+                what="fewer than two search providers named",
+                suggestion="search fusion is off",
+            )
+        )
+        return None, warnings
+    return tuple(names), warnings
+
+
+def _search_keys(
+    raw: dict, providers: Collection[ProviderConfig], types: Mapping[str, ProviderType]
+) -> tuple[dict[str, Any], list[Finding]]:
+    """``searchFallback`` and ``searchFusion`` as :class:`Config` fields, and their warnings."""
+    fallback, fallback_warnings = parse_search_fallback(raw.get("searchFallback"), providers, types)
+    fusion, fusion_warnings = parse_search_fusion(raw.get("searchFusion"), providers, types)
+    fields = {"search_fallback": fallback, "search_fusion": fusion}
+    return fields, fallback_warnings + fusion_warnings
 
 
 # --- the file ---------------------------------------------------------------------------------
@@ -464,9 +561,7 @@ def parse_config(
             if kind is None:
                 errors.append(f"{where}.type: required; one of {known}")
             else:
-                errors.append(
-                    f"{where}.type: unknown type {describe(kind, show=True)}; known types: {known}"
-                )
+                errors.append(f"{where}.type: {_unknown_type(kind, sorted(types))}")
             continue
         provider_type = types[kind]
         api_key = entry.get("apiKey")
@@ -525,6 +620,7 @@ def parse_config(
         )
     cache, cache_warnings = parse_cache(raw.get("cache"))
     ladder, ladder_warnings = parse_fetch_ladder(raw.get("fetchLadder"), providers, types)
+    search, search_warnings = _search_keys(raw, providers, types)
     readers, reader_warnings = parse_readers(raw.get("readers"))
     limits, limits_warnings = parse_limits(raw.get("limits"))
     return Config(
@@ -532,7 +628,14 @@ def parse_config(
         source="file",
         providers=tuple(providers),
         default_provider=default,
-        warnings=tuple(warnings + cache_warnings + ladder_warnings + reader_warnings + limits_warnings),
+        warnings=tuple(
+            warnings
+            + cache_warnings
+            + ladder_warnings
+            + reader_warnings
+            + search_warnings
+            + limits_warnings
+        ),
         key_problems=tuple(key_problems),
         cache=cache,
         notes=tuple(notes),
@@ -540,6 +643,7 @@ def parse_config(
         fetch_ladder=ladder,
         readers=readers,
         limits=limits,
+        **search,
     )
 
 
@@ -675,6 +779,7 @@ def _shared_file(
         raise invalid(path, f"{len(errors)} problem(s):\n{listing}")
     cache, cache_warnings = parse_cache(raw.get("cache"))
     ladder, ladder_warnings = parse_fetch_ladder(raw.get("fetchLadder"), providers, types)
+    search, search_warnings = _search_keys(raw, providers, types)
     readers, reader_warnings = parse_readers(raw.get("readers"))
     limits, limits_warnings = parse_limits(raw.get("limits"))
     return Config(
@@ -683,13 +788,21 @@ def _shared_file(
         shape="shared",
         providers=tuple(providers),
         default_provider=default,
-        warnings=tuple(warnings + cache_warnings + ladder_warnings + reader_warnings + limits_warnings),
+        warnings=tuple(
+            warnings
+            + cache_warnings
+            + ladder_warnings
+            + reader_warnings
+            + search_warnings
+            + limits_warnings
+        ),
         cache=cache,
         notes=tuple(notes),
         tool_defaults=tool_defaults,
         fetch_ladder=ladder,
         readers=readers,
         limits=limits,
+        **search,
     )
 
 
@@ -721,3 +834,16 @@ def implicit_from_env(path: Path, types: Mapping[str, ProviderType]) -> Config:
         providers=tuple(providers),
         default_provider=providers[0].name,
     )
+
+
+def _unknown_type(kind: Any, known: list[str]) -> str:
+    """``unknown type "brvae" (did you mean "brave"?); known types: ...`` (a value that is not
+    a string is described as such)."""
+    import difflib
+    import json
+
+    if not isinstance(kind, str):
+        return f"unknown type {describe(kind, show=True)}; known types: {', '.join(known)}"
+    close = difflib.get_close_matches(kind.lower(), known, n=1, cutoff=0.6)
+    hint = f" (did you mean {json.dumps(close[0])}?)" if close else ""
+    return f"unknown type {json.dumps(kind)}{hint}; known types: {', '.join(known)}"

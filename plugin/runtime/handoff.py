@@ -1,4 +1,5 @@
-"""The hand-off policy: which fetcher may be given which URL.
+"""The hand-off policy: which fetcher may be given which URL, and whether a self-hosted
+provider may be asked at its own address.
 
 Before a URL is handed to any fetcher (the chosen one or a rung of the fetch ladder),
 :func:`handoff_refusal` decides whether it may be: a private, loopback, link-local, metadata or
@@ -26,6 +27,7 @@ __all__ = [
     "CREDENTIAL_NAMES",
     "CREDENTIAL_PARTS",
     "Refusal",
+    "base_url_refusal",
     "credential_reason",
     "handoff_refusal",
     "label",
@@ -195,6 +197,20 @@ def handoff_refusal(url: str, selection: Selection, deadline: float) -> Refusal 
         return None
     where = "" if selection.type.fetches_locally else f", not sent to {label(selection)}"
     return Refusal(f"{problem}{where}", _allow_hint(selection))
+
+
+def base_url_refusal(selection: Selection, deadline: float) -> Refusal | None:
+    """Why the self-hosted provider *selection* (SearXNG) may not be asked at its ``baseUrl``,
+    or ``None``. Its address is judged as a page's URL is: a private, loopback, link-local,
+    CGNAT, metadata or single-label host needs ``allowPrivateNetwork`` in the entry's options,
+    which allows that address only (the provider follows no redirect)."""
+    base_url = getattr(selection.entry.options, "base_url", None)
+    if not base_url or _allows_private(selection):
+        return None
+    problem = _host_problem(base_url, selection, deadline)
+    if problem is None:
+        return None
+    return Refusal(problem, f"{_allow_hint(selection)} (that address only)")
 
 
 def refusals(selection: Selection, urls: list[str], deadline: float) -> dict[str, Refusal]:

@@ -7,10 +7,10 @@ fields its :class:`~pi_web_tools.api.types.ProviderType` declares.
 
 from __future__ import annotations
 
-import os
+import contextvars
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any, Literal, overload
@@ -18,10 +18,11 @@ from typing import Any, Literal, overload
 import pluggy
 from attrs import evolve, frozen
 from pi_hostspec.host import UNKNOWN_DISTRIBUTION, SkippedPlugin, distribution_of
+from pi_hostspec.loading import LoadTimeout, load_within
 from pi_hostspec.types import ToolContext
 
 from ..api import hookspecs, redaction
-from ..api.errors import ConfigError, ProviderError
+from ..api.errors import ConfigError, ErrorKind, ProviderError
 from ..api.options import Kind
 from ..api.readers import Reader
 from ..api.types import (
@@ -54,6 +55,8 @@ __all__ = [
     "provider_types",
     "readers",
     "resolve_provider",
+    "search_fallbacks",
+    "search_fusion",
     "set_provider_types",
 ]
 
@@ -92,47 +95,6 @@ def _one_line(exc: BaseException) -> str:
     lines = str(exc).strip().splitlines()
     text = lines[0] if lines else ""
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
-#: Overrides how long a provider plugin's import may take (seconds), as for host plugins.
-IMPORT_TIMEOUT_ENV = "PI_PLUGIN_IMPORT_TIMEOUT"
-#: How long a provider plugin's import may take by default (the host plugins' bound too).
-DEFAULT_IMPORT_TIMEOUT = 15.0
-
-
-class _ImportTimeout(TimeoutError):
-    """A plugin's import did not finish in time; ``str()`` says so."""
-
-
-def _import_timeout() -> float:
-    try:
-        seconds = float(os.environ.get(IMPORT_TIMEOUT_ENV, ""))
-    except ValueError:
-        return DEFAULT_IMPORT_TIMEOUT
-    return seconds if 0 < seconds < float("inf") else DEFAULT_IMPORT_TIMEOUT
-
-
-def _load_within(load: Callable[[], Any]) -> Any:
-    """``load()``, or :class:`_ImportTimeout` when it has not returned in time: the import
-    runs in a daemon thread that is left behind, holding nothing the tools need."""
-    seconds = _import_timeout()
-    box: dict[str, Any] = {}
-    done = threading.Event()
-
-    def run() -> None:
-        try:
-            box["value"] = load()
-        except BaseException as exc:  # noqa: BLE001 - handed to the caller
-            box["error"] = exc
-        finally:
-            done.set()
-
-    threading.Thread(target=run, name="pi-web provider plugin load", daemon=True).start()
-    if not done.wait(seconds):
-        raise _ImportTimeout(f"its import did not finish within {seconds:g} s")
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
 
 
 def _misplaced_hook(plugin: Any) -> str | None:
@@ -177,8 +139,8 @@ def get_provider_manager(
             if pm.has_plugin(point.name) or pm.is_blocked(point.name):
                 continue
             try:
-                plugin = _load_within(point.load)
-            except _ImportTimeout as exc:  # an import that hangs must not hang every call
+                plugin = load_within(point.load)  # the host plugins' bound and helper
+            except LoadTimeout as exc:  # an import that hangs must not hang every call
                 problems.append(_problem(point.name, distribution_of(point), str(exc)))
                 continue
             except Exception as exc:  # noqa: BLE001 - a broken plugin must not break the tools
@@ -476,7 +438,12 @@ class Selection:
                     with _strays_lock:
                         _strays[name] -= 1
 
-        threading.Thread(target=run, name=f"pi-web call {name}", daemon=True).start()
+        # The provider's thread sees this thread's context variables (search failover's
+        # "another provider is ready", which the retry loop reads).
+        context = contextvars.copy_context()
+        threading.Thread(
+            target=context.run, args=(run,), name=f"pi-web call {name}", daemon=True
+        ).start()
         give_up = time.monotonic() + seconds + min(max(2.0, 0.1 * seconds), 30.0)
         cancel = ctx.cancel if ctx is not None else None
         while not done.wait(0.05):
@@ -494,6 +461,7 @@ class Selection:
                         raise ProviderError(
                             f"{name} did not answer within {seconds:g} s (timeoutSeconds)",
                             provider=name,
+                            kind=ErrorKind.TIMEOUT,
                         )
         if "error" in box:
             raise box["error"]
@@ -678,8 +646,16 @@ def resolve_provider(
         withheld = config.withheld_key(chosen.name)
         if withheld is not None:  # a key kept from a baseUrl others could have planted
             raise ConfigError(f"Provider {chosen.name!r}: {withheld.what}; {withheld.suggestion}.")
-        if provider_type.env_key_implies_provider:
+        if provider_type.env_key_implies_provider and not chosen.origin.startswith("providers["):
             raise _env_key_error(provider_type, capability, config, types)
+        if provider_type.env_key_implies_provider:  # an entry of the file: name it (the seeds'
+            # sentence first, then the real problem, as pi-web config says it)
+            raise ConfigError(
+                f"{provider_type.api_key_env} environment variable is not set. Set it to your "
+                f"{provider_type.display_name} API key to use {_TOOL_WORDS[capability]}. Or add "
+                f'"apiKey": "..." to the entry {chosen.origin} ({chosen.name}) of {config.path}: '
+                "it has no key."
+            )
         env = provider_type.api_key_env
         hint = f" or set {env}" if env else ""
         raise ConfigError(
@@ -692,3 +668,53 @@ def resolve_provider(
         type=provider_type,
         config=config,
     )
+
+
+def search_fallbacks(first: Selection, filters: Collection[str] = ()) -> list[Selection]:
+    """The providers a query fails over to after *first* when its call named no provider, in
+    order: ``searchFallback``'s names, or (``true``, the default) every other configured
+    provider that searches by default, in file order. A provider that cannot apply the call's
+    *filters*, or cannot be used (no key), is left out; none when ``searchFallback`` is
+    ``false``."""
+    config = first.config
+    setting = config.search_fallback
+    if setting is False:
+        return []
+    types = provider_types()
+    if setting is True:
+        names = [
+            p.name
+            for p in config.providers
+            if p.type in types and types[p.type].serves_by_default("search")
+        ]
+    else:
+        names = list(setting)
+    found = []
+    for name in dict.fromkeys(names):
+        if name == first.entry.name:
+            continue
+        try:
+            selection = resolve_provider("search", name, config=config)
+        except ConfigError:
+            continue  # no key, or no longer a search provider: not a fallback
+        if set(filters) <= selection.type.search_filters:
+            found.append(selection)
+    return found
+
+
+def search_fusion(
+    config: Config, setting: str | Collection[str], filters: Collection[str] = ()
+) -> list[str]:
+    """The providers a fused call sends each query to, for *setting* (a call's ``provider``, or
+    ``searchFusion``): for ``"all"``, every configured provider that searches by default and
+    applies the call's *filters*; else the names listed."""
+    if setting != "all":
+        return list(dict.fromkeys(setting))
+    types = provider_types()
+    return [
+        p.name
+        for p in config.providers
+        if p.type in types
+        and types[p.type].serves_by_default("search")
+        and set(filters) <= types[p.type].search_filters
+    ]

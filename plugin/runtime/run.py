@@ -7,7 +7,9 @@ which checks the answer and removes every known key from it), and then into the 
 fetcher may not be given is refused before it leaves (:mod:`.handoff`), and a page refused to a
 bot or needing JavaScript climbs the fetch ladder (:mod:`.ladder`). On the default path (no
 ``provider`` named), site readers read the URLs they claim first, a page that is not found gets
-help, and a site root its ``llms.txt`` (:mod:`.default_path`).
+help, and a site root its ``llms.txt`` (:mod:`.default_path`). For ``web_search`` a query whose
+call named no provider fails over to the next search provider when its own fails for a reason
+another does not share (:func:`search_in_turn`).
 
 The tools turn arguments into requests and answers into text; they never touch the cache or
 another provider themselves.
@@ -16,14 +18,17 @@ another provider themselves.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import TypeVar, cast
 
 import attrs
+from attrs import frozen
 from pi_hostspec import strip_control
 from pi_hostspec.types import ToolContext
 
 from ..api.defaults import TOOL_FOR
 from ..api.errors import ProviderError
+from ..api.retry import another_provider_ready
 from ..api.types import (
     FetchedPage,
     FetchRequest,
@@ -31,10 +36,11 @@ from ..api.types import (
     SearchResponse,
     SummarizeRequest,
     SummaryResponse,
+    one_line,
 )
 from . import cache, default_path, state
 from .config import Config
-from .handoff import handoff_refusal, refusals
+from .handoff import base_url_refusal, handoff_refusal, label, refusals
 from .ladder import Ladder, answer_for, needs_another_fetcher, rungs
 from .page_cache import (
     LADDER,
@@ -47,7 +53,16 @@ from .page_cache import (
 )
 from .registry import Selection, provider_types
 
-__all__ = ["OTHER_FETCHER", "TOOL_OF", "fetch", "search", "summarize", "warnings"]
+__all__ = [
+    "OTHER_FETCHER",
+    "TOOL_OF",
+    "Served",
+    "fetch",
+    "search",
+    "search_in_turn",
+    "summarize",
+    "warnings",
+]
 
 #: The tool that serves each capability (its name keys the cache's time-to-live).
 TOOL_OF = TOOL_FOR
@@ -90,8 +105,69 @@ def _through_cache(
 def search(
     chosen: Selection, request: SearchRequest, ctx: ToolContext | None, *, fresh: bool = False
 ) -> tuple[SearchResponse, float | None]:
-    """One query's :class:`SearchResponse` and its cache age."""
+    """One query's :class:`SearchResponse` and its cache age. A self-hosted provider's address
+    must pass :func:`~.handoff.base_url_refusal` first."""
+    if chosen.type.self_hosted:
+        refusal = base_url_refusal(chosen, time.monotonic() + call_seconds(chosen))
+        if refusal is not None:
+            base_url = getattr(chosen.entry.options, "base_url", "")
+            raise ProviderError(
+                f"{label(chosen)} at {base_url} refused: {refusal.said}",
+                provider=chosen.entry.name,
+                code="refused",
+            )
     return _through_cache(chosen, "search", request, ctx, fresh, SearchResponse)
+
+
+@frozen
+class Served:
+    """A query's answer and who gave it: the *response*, its cache *age*, the provider that
+    answered (*selection*) and each provider before it that failed, with its error
+    (*passed*), in order."""
+
+    response: SearchResponse
+    age: float | None
+    selection: Selection
+    passed: tuple[tuple[Selection, ProviderError], ...] = ()
+
+
+def search_in_turn(
+    chain: Sequence[Selection],
+    request: SearchRequest,
+    ctx: ToolContext | None,
+    *,
+    fresh: bool = False,
+) -> Served:
+    """Search failover: the first answer of *chain*'s providers, asked in order. A provider
+    that fails for a reason of its own (its error has an
+    :class:`~pi_web_tools.api.errors.ErrorKind`: authentication, quota, rate limit, timeout,
+    unreachable, outage) hands the query to the next; any other failure (a bad request, a
+    refusal, cancellation) ends it there. While a next provider stands ready, a failing one is
+    not retried: the next answers sooner than a backoff would. When every provider failed, one
+    error names each and what it answered."""
+    passed: list[tuple[Selection, ProviderError]] = []
+    for index, selection in enumerate(chain):
+        last = index == len(chain) - 1
+        try:
+            with another_provider_ready(not last):
+                response, age = search(selection, request, ctx, fresh=fresh)
+        except ProviderError as exc:
+            if exc.kind is not None and not last:
+                passed.append((selection, exc))
+                continue
+            if not passed:
+                raise
+            tried = [*passed, (selection, exc)]
+            raise ProviderError(
+                "every search provider failed: "
+                + "; ".join(f"{s.entry.name}: {one_line(e.message, 300)}" for s, e in tried),
+                provider=selection.entry.name,
+                status=exc.status,
+                code=exc.code,
+                kind=exc.kind,
+            ) from None
+        return Served(response=response, age=age, selection=selection, passed=tuple(passed))
+    raise ValueError("search_in_turn needs at least one provider")
 
 
 def summarize(

@@ -17,6 +17,7 @@ from pi_hostspec import clip, strip_control
 from ..api.redaction import redact_secrets
 from ..api.types import FetchedPage, SearchHit, SearchResponse
 from .budget import clip_to, utf8_length
+from .fusion import Listing, QueryAnswer, plain
 
 __all__ = [
     "answer_text",
@@ -58,8 +59,14 @@ def _facts(
     return facts
 
 
-def format_hit(number: int, hit: SearchHit, snippet_bytes: int | None = None) -> str:
-    """``N. Title\\n   URL\\n   Snippet`` plus an indented line of date / author / score; the
+def format_hit(
+    number: int,
+    hit: SearchHit,
+    snippet_bytes: int | None = None,
+    provenance: Sequence[str] = (),
+) -> str:
+    """``N. Title\\n   URL\\n   Snippet`` plus an indented line of date / author / score, then
+    the *provenance* lines (which providers returned it, which other queries found it); the
     snippet is cut to *snippet_bytes* (with an ellipsis) when given, and left out at 0."""
     lines = [f"{number}. {_one_line(hit.title) or _one_line(hit.url)}", f"   {_one_line(hit.url)}"]
     snippet = _one_line(hit.snippet)
@@ -71,51 +78,82 @@ def format_hit(number: int, hit: SearchHit, snippet_bytes: int | None = None) ->
     facts = _facts(hit.published, hit.author, hit.score)
     if facts:
         lines.append("   " + " · ".join(facts))
+    lines += [f"   {line}" for line in provenance]
     return "\n".join(lines)
 
 
-def snippets(outcomes: Sequence[SearchResponse | BaseException]) -> list[str]:
-    """Every hit's snippet as :func:`format_hit` shows it, in list order."""
+SearchOutcome = QueryAnswer | SearchResponse | BaseException
+
+
+def _answers(outcomes: Sequence[SearchOutcome]) -> list[QueryAnswer | BaseException]:
+    return [plain(o) if isinstance(o, SearchResponse) else o for o in outcomes]
+
+
+def snippets(outcomes: Sequence[SearchOutcome]) -> list[str]:
+    """Every listed hit's snippet as :func:`format_hit` shows it, in list order."""
     return [
-        _one_line(hit.snippet)
-        for outcome in outcomes
+        _one_line(listing.hit.snippet)
+        for outcome in _answers(outcomes)
         if not isinstance(outcome, BaseException)
-        for hit in outcome.hits
+        for listing in outcome.listings
     ]
+
+
+def _provenance(listing: Listing, queries: Sequence[str]) -> list[str]:
+    lines = []
+    if listing.providers:
+        lines.append(f"Found by: {', '.join(_one_line(p) for p in listing.providers)}")
+    if listing.also_for:
+        lines.append(
+            "Also found for: " + "; ".join(f'"{_one_line(queries[i])}"' for i in listing.also_for)
+        )
+    return lines
 
 
 def format_search(
     queries: Sequence[str],
-    outcomes: Sequence[SearchResponse | BaseException],
+    outcomes: Sequence[SearchOutcome],
     snippet_bytes: Sequence[int] | None = None,
 ) -> tuple[str, int]:
     """One numbered list across all queries (query order, then rank); returns (text, total).
 
-    With several queries a ``Query: ...`` line heads each group; a failed query shows its
-    error in place; the API's notices for the model follow a query's results as ``Note:``
-    lines; related searches follow the list, one line per query. *snippet_bytes* caps each
-    hit's snippet (in list order), to fit the output limit with every title and URL kept.
+    An outcome is a provider's :class:`SearchResponse`, a :class:`QueryAnswer` (fused, served
+    after a failover, or listed once across queries) or the exception of a failed query. With
+    several queries a ``Query: ...`` line heads each group; a failed query shows its error in
+    place; a result names the providers that returned it (a fused call) and the other queries
+    that found it; lines about the query's providers and the API's notices for the model follow
+    its results as ``Note:`` lines; related searches follow the list, one line per query.
+    *snippet_bytes* caps each hit's snippet (in list order), to fit the output limit with every
+    title and URL kept.
     """
     blocks: list[str] = []
     related_lines: list[str] = []
     number = 0
     several = len(queries) > 1
-    for query, outcome in zip(queries, outcomes, strict=True):
+    for query, outcome in zip(queries, _answers(outcomes), strict=True):
         items: list[str] = []
         if isinstance(outcome, BaseException):
             items.append(f"Error: {_one_line(str(outcome))}")
-        elif not outcome.hits:
-            items.append(f'No results found for "{_one_line(query)}".')
+        elif not outcome.listings:
+            if outcome.repeated:
+                items.append(
+                    f'No new results for "{_one_line(query)}": its {outcome.repeated} '
+                    f"result{'s are' if outcome.repeated > 1 else ' is'} listed above."
+                )
+            else:
+                items.append(f'No results found for "{_one_line(query)}".')
         else:
-            for hit in outcome.hits:
+            for listing in outcome.listings:
                 cap = snippet_bytes[number] if snippet_bytes is not None else None
                 number += 1
-                items.append(format_hit(number, hit, cap))
-            related = "; ".join(r for r in (_one_line(x) for x in outcome.related) if r)
-            if related:
-                related_lines.append(f'Related searches for "{_one_line(query)}": {related}')
+                items.append(format_hit(number, listing.hit, cap, _provenance(listing, queries)))
         if not isinstance(outcome, BaseException):
-            notes = [n for n in (_one_line(x) for x in outcome.notices) if n]
+            related = "; ".join(r for r in (_one_line(x) for x in outcome.response.related) if r)
+            if related and outcome.listings:
+                related_lines.append(f'Related searches for "{_one_line(query)}": {related}')
+            notes = [
+                n for n in (_one_line(x) for x in (*outcome.notes, *outcome.response.notices)) if n
+            ]
             if notes:
                 items.append("\n".join(f"Note: {note}" for note in notes))
         block = "\n\n".join(items)

@@ -73,7 +73,18 @@ PARAMETERS: dict = {
             "description": "Exa only: company, research paper, news, pdf, personal site, financial report or people.",
             "minLength": 1,
         },
-        "provider": PROVIDER_PARAMETER,
+        "provider": {
+            "anyOf": [
+                PROVIDER_PARAMETER,
+                {
+                    "type": "array",
+                    "items": PROVIDER_PARAMETER,
+                    "minItems": 1,
+                    "maxItems": 10,
+                },
+            ],
+            "description": 'Name of a configured provider to use instead of the default. A list of names, or "all", sends each query to each of them at once and merges the results (each provider bills its own call).',
+        },
         "fresh": FRESH_PARAMETER,
     },
     "required": ["queries"],
@@ -87,25 +98,18 @@ def prepare_arguments(args: Any) -> Any:
 
 
 def execute(args: dict, ctx: ToolContext) -> ToolResult:
-    """Run every query concurrently through the chosen provider and combine the results."""
+    """Run every query concurrently: through the chosen provider, failing over to the next
+    search provider when the call named none; or, fused, through each provider chosen. Each
+    URL is listed once."""
 
-    from ..api.types import SEARCH_FILTERS, SearchRequest
+    from ..api.types import SearchRequest
     from ..runtime import run
-    from .common import able_types, resolve, run_all
+    from .common import run_all
+    from .fusion import list_once
     from .model_text import format_search
 
     queries = [q.strip() for q in args["queries"]]
-    chosen = resolve("search", args.get("provider"))
-    pconf, config = chosen.entry, chosen.config
-    wanted = [name for name in SEARCH_FILTERS if args.get(name) not in (None, [])]
-    unsupported = [name for name in wanted if name not in chosen.type.search_filters]
-    if unsupported:
-        able = able_types(lambda kind: kind.can("search") and set(wanted) <= kind.search_filters)
-        raise ToolError(
-            f"Provider {pconf.name!r} ({pconf.type}) cannot filter by {', '.join(unsupported)}. "
-            "Remove those arguments, or pass provider= with a provider that supports them "
-            f"(types: {able})."
-        )
+    plan = _plan(args)
     limit = args.get("limit")
     requests_ = [
         SearchRequest(
@@ -119,44 +123,78 @@ def execute(args: dict, ctx: ToolContext) -> ToolResult:
         )
         for query in queries
     ]
-
-    def progress(done: int, total: int) -> None:
-        ctx.progress(done, total, f"Searching... {done}/{total} queries done")
-
-    ctx.update(ToolResult(content="Searching...", details={"partial": True, "queries": queries}))
     fresh = bool(args.get("fresh"))
-    found = run_all(requests_, lambda r: run.search(chosen, r, ctx, fresh=fresh), on_done=progress)
-    outcomes = [item if isinstance(item, BaseException) else item[0] for item in found]
-    ages = [None if isinstance(item, BaseException) else item[1] for item in found]
+    ctx.update(ToolResult(content="Searching...", details={"partial": True, "queries": queries}))
+    if plan.fused:
+        width = len(plan.providers)
+
+        def fused_progress(done: int, total: int) -> None:
+            ctx.progress(done, total, f"Searching... {done}/{total} provider calls done")
+
+        pairs = [(request, selection) for request in requests_ for selection in plan.providers]
+        found = run_all(
+            pairs,
+            lambda pair: run.search(pair[1], pair[0], ctx, fresh=fresh),
+            on_done=fused_progress,
+        )
+        limit_ = int(limit) if limit is not None else _fused_limit(plan.providers)
+        built = [
+            _fused(query, plan.providers, found[i * width : (i + 1) * width], limit_)
+            for i, query in enumerate(queries)
+        ]
+    else:
+
+        def progress(done: int, total: int) -> None:
+            ctx.progress(done, total, f"Searching... {done}/{total} queries done")
+
+        served = run_all(
+            requests_,
+            lambda request: run.search_in_turn(plan.providers, request, ctx, fresh=fresh),
+            on_done=progress,
+        )
+        built = [_served(query, item) for query, item in zip(queries, served, strict=True)]
+    outcomes = list_once([outcome for outcome, _ in built])
+    per_query = [entry for _, entry in built]
+    for entry, outcome in zip(per_query, outcomes, strict=True):
+        if not isinstance(outcome, BaseException) and outcome.repeated:
+            entry["listedAbove"] = outcome.repeated
+            entry["count"] = len(outcome.listings)
     text, total = format_search(queries, outcomes)
 
-    per_query = []
-    balance = None
-    for query, outcome, age in zip(queries, outcomes, ages, strict=True):
-        if isinstance(outcome, BaseException):
-            per_query.append({"query": query, "count": 0, "error": _error_text(outcome)})
-        else:
-            entry: dict = {"query": query, "count": len(outcome.hits)}
-            if age is not None:
-                entry["cache"] = {"hit": True, "ageSeconds": round(age, 1)}
-            if outcome.notices:
-                entry["notices"] = list(outcome.notices)
-            if outcome.warnings:
-                entry["warnings"] = list(outcome.warnings)
-            per_query.append(entry)
-            balance = outcome.balance if outcome.balance is not None else balance
+    first = plan.providers[0]
     details: dict = {
-        "provider": pconf.name,
-        "providerType": pconf.type,
+        "provider": ", ".join(s.entry.name for s in plan.providers)
+        if plan.fused
+        else first.entry.name,
+        "providerType": ", ".join(s.entry.type for s in plan.providers)
+        if plan.fused
+        else first.entry.type,
         "queries": queries,
         "perQuery": per_query,
         "totalResults": total,
     }
+    if plan.fused:
+        details["fusion"] = {
+            "providers": [s.entry.name for s in plan.providers],
+            "callsPerQuery": len(plan.providers),
+        }
+    elif len(plan.providers) > 1:
+        details["searchFallback"] = [s.entry.name for s in plan.providers]
+    balance = next(
+        (
+            b
+            for o in outcomes
+            if not isinstance(o, BaseException)
+            for b in [o.response.balance]
+            if b is not None
+        ),
+        None,
+    )
     if balance is not None:
         details["apiBalance"] = balance
     from ..runtime.run import warnings as run_warnings
 
-    warned = run_warnings(config)  # the config's, and the cache's (files moved aside)
+    warned = run_warnings(first.config)  # the config's, and the cache's (files moved aside)
     if warned:
         details["warnings"] = warned
     failures = [q for q in per_query if "error" in q]
@@ -171,6 +209,147 @@ def execute(args: dict, ctx: ToolContext) -> ToolResult:
     output = _fit(text, queries, outcomes)
     details.update(output.details())
     return ToolResult(content=output.text, details=details)
+
+
+class _Plan:
+    """The providers of a call: for a fused call, each gets every query; otherwise the first
+    is the chosen one and the others are where a query fails over to, in order. (A plain
+    class: this module is imported at every host's start.)"""
+
+    __slots__ = ("fused", "providers")
+
+    def __init__(self, providers: list[Any], *, fused: bool):
+        self.providers = providers
+        self.fused = fused
+
+
+class _EveryProviderFailed(Exception):
+    """Every provider of a fused query failed (the message names each)."""
+
+
+def _served(query: str, item: Any) -> tuple[Any, dict]:
+    """A query's outcome and its ``details`` entry, from :func:`run.search_in_turn`'s answer:
+    the one line saying which provider answered and why those before it did not."""
+    from .fusion import plain
+
+    entry: dict = {"query": query}
+    if isinstance(item, BaseException):
+        entry.update(count=0, error=_error_text(item))
+        return item, entry
+    notes = []
+    if item.passed:
+        failed = "; ".join(
+            f"{s.entry.name} failed ({exc.kind.value}): {_error_text(exc, 200)}"
+            for s, exc in item.passed
+        )
+        notes.append(f"answered by {item.selection.entry.name} because {failed}")
+        entry["provider"] = item.selection.entry.name
+        entry["failedOver"] = [
+            {"provider": s.entry.name, "kind": exc.kind.value, "error": _error_text(exc)}
+            for s, exc in item.passed
+        ]
+    _describe(entry, item.response, item.age)
+    return plain(item.response, notes), entry
+
+
+def _fused(query: str, providers: list[Any], answers: list[Any], limit: int) -> tuple[Any, dict]:
+    """A fused query's outcome and its ``details`` entry: the answers that came, fused; each
+    provider that failed named, the rest kept; an error when every one failed."""
+    from .fusion import fuse
+
+    entry: dict = {"query": query, "providers": {}}
+    good, bad = [], []
+    for selection, item in zip(providers, answers, strict=True):
+        name = selection.entry.name
+        if isinstance(item, BaseException):
+            bad.append((name, item))
+            entry["providers"][name] = {"error": _error_text(item)}
+        else:
+            good.append((name, item[0]))
+            _describe(entry["providers"].setdefault(name, {}), item[0], item[1])
+    if not good:
+        failure = _EveryProviderFailed(
+            "every provider failed: " + "; ".join(f"{n}: {_error_text(e)}" for n, e in bad)
+        )
+        entry.update(count=0, error=_error_text(failure))
+        return failure, entry
+    kept = ", ".join(name for name, _ in good)
+    notes = [f"{name} failed: {_error_text(exc, 200)}; results from {kept}" for name, exc in bad]
+    outcome = fuse(good, limit, notes)
+    entry["count"] = len(outcome.listings)
+    return outcome, entry
+
+
+def _describe(entry: dict, response: Any, age: float | None) -> None:
+    """A provider's answer in ``details``: its count, cache age, notices and warnings."""
+    entry.setdefault("count", len(response.hits))
+    if age is not None:
+        entry["cache"] = {"hit": True, "ageSeconds": round(age, 1)}
+    if response.notices:
+        entry["notices"] = list(response.notices)
+    if response.warnings:
+        entry["warnings"] = list(response.warnings)
+
+
+def _fused_limit(chosen: list[Any]) -> int:
+    """Results a fused query lists when the call gives no limit: the most any of its providers
+    would list alone."""
+    return max(
+        getattr(s.entry.options, "default_search_limit", None) or s.type.default_search_limit or 10
+        for s in chosen
+    )
+
+
+#: The ``provider`` value that sends each query to every configured search provider.
+ALL = "all"
+
+
+def _plan(args: dict) -> _Plan:
+    """The providers of the call. A list (or ``"all"``), or ``searchFusion`` when the call names
+    none, is a fused call; one name is that provider alone; nothing named is the default with
+    the providers a query fails over to (``searchFallback``). A named provider that cannot
+    apply the call's filters is an error; ``"all"`` leaves such providers out."""
+    from ..api.types import SEARCH_FILTERS
+    from ..runtime.registry import search_fallbacks, search_fusion
+    from .common import resolve
+
+    requested = args.get("provider")
+    wanted = [name for name in SEARCH_FILTERS if args.get(name) not in (None, [])]
+    if isinstance(requested, str) and requested != ALL:
+        first = resolve("search", requested)
+        _check_filters(first, wanted)
+        return _Plan([first], fused=False)
+    first = resolve("search", None)
+    config = first.config
+    if requested == ALL and config.get(ALL) is not None:  # a provider called "all"
+        return _plan({**args, "provider": [ALL]})
+    setting = requested if requested is not None else config.search_fusion
+    names = search_fusion(config, setting, wanted) if setting is not None else []
+    if len(names) > 1:
+        chosen = [resolve("search", name) for name in names]
+        for selection in chosen:
+            _check_filters(selection, wanted)
+        return _Plan(chosen, fused=True)
+    if names:  # one provider named (or "all" with one able): no fusion
+        first = resolve("search", names[0])
+        _check_filters(first, wanted)
+        return _Plan([first], fused=False)
+    _check_filters(first, wanted)
+    return _Plan([first, *search_fallbacks(first, wanted)], fused=False)
+
+
+def _check_filters(selection: Any, wanted: list[str]) -> None:
+    from .common import able_types
+
+    unsupported = [name for name in wanted if name not in selection.type.search_filters]
+    if unsupported:
+        pconf = selection.entry
+        able = able_types(lambda kind: kind.can("search") and set(wanted) <= kind.search_filters)
+        raise ToolError(
+            f"Provider {pconf.name!r} ({pconf.type}) cannot filter by {', '.join(unsupported)}. "
+            "Remove those arguments, or pass provider= with a provider that supports them "
+            f"(types: {able})."
+        )
 
 
 def _fit(text: str, queries: list[str], outcomes: list[Any]) -> Any:
@@ -194,11 +373,11 @@ def _fit(text: str, queries: list[str], outcomes: list[Any]) -> Any:
     return spill_output(text, fitted, prefix="pi-web-search", after=note)
 
 
-def _error_text(exc: BaseException) -> str:
-    from pi_hostspec import strip_control
+def _error_text(exc: BaseException, width: int = 0) -> str:
+    from pi_hostspec import clip, strip_control
 
-    text = strip_control(str(exc)).strip() or type(exc).__name__
-    return " ".join(text.split())
+    text = " ".join((strip_control(str(exc)).strip() or type(exc).__name__).split())
+    return clip(text, width) if width else text
 
 
 TOOL = web_tool(NAME, LABEL, DESCRIPTION, PARAMETERS, execute, prepare_arguments)

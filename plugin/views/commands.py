@@ -28,7 +28,11 @@ def _search_arguments(parser: argparse.ArgumentParser) -> None:
         help="a query; repeat for several (at most 10), run at once",
     )
     parser.add_argument("--limit", type=int, help="results per query (1 to 50)")
-    parser.add_argument("--provider", help="a configured provider to use instead of the default")
+    parser.add_argument(
+        "--provider",
+        help="a configured provider to use instead of the default; several, comma-separated, "
+        "or 'all' send each query to each of them and merge the results",
+    )
     parser.add_argument("--fresh", action="store_true", help="skip the cache")
 
 
@@ -44,7 +48,8 @@ def _search(options: argparse.Namespace, cli: Any) -> int:
     if options.limit is not None:
         args["limit"] = options.limit
     if options.provider:
-        args["provider"] = options.provider
+        names = [name.strip() for name in options.provider.split(",") if name.strip()]
+        args["provider"] = names if len(names) > 1 else options.provider
     if options.fresh:
         args["fresh"] = True
     return cli.call_tool("web_search", args)
@@ -336,6 +341,22 @@ def _usage(options: argparse.Namespace, cli: Any) -> int:
         )
     cli.print("\n".join(lines))
     return 0
+
+
+def provider_plugins_line() -> str:
+    """``provider plugins: kagi, exa, ... (pi-web-tools 0.1.0); fancy (fancy-search 1.2)``:
+    every entry point of the provider group, by distribution (nothing is imported)."""
+    from importlib.metadata import entry_points
+
+    from pi_hostspec.host import distribution_of
+
+    from ..api.hookspecs import ENTRY_POINT_GROUP
+
+    by_distribution: dict[str, list[str]] = {}
+    for point in entry_points(group=ENTRY_POINT_GROUP):
+        by_distribution.setdefault(distribution_of(point), []).append(point.name)
+    parts = [f"{', '.join(names)} ({dist})" for dist, names in by_distribution.items()]
+    return f"provider plugins: {'; '.join(parts) or 'none'}"
 
 
 COMMANDS = (

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from ..api.defaults import TOOL_FOR as _TOOLS
 from ..api.errors import ConfigError
@@ -11,7 +12,13 @@ from ..api.redaction import redact_secrets, without_password
 from ..api.types import ProviderType
 from ..runtime.config import config_path, load_config, other_files_hint
 from ..runtime.config_shapes import TOOL_DEFAULT_KEYS, Config, env_provider, example_config
-from ..runtime.registry import plugin_problems, provider_types, resolve_provider
+from ..runtime.registry import (
+    plugin_problems,
+    provider_types,
+    resolve_provider,
+    search_fallbacks,
+    search_fusion,
+)
 
 __all__ = ["config_report"]
 
@@ -102,6 +109,60 @@ def _ladder_line(config: Config, types: Mapping[str, ProviderType]) -> str:
         "tried there, never a URL with credentials, nor a private host unless that provider "
         "allows private networks"
     )
+
+
+def _cost(names: list[str], config: Config, types: Mapping[str, ProviderType]) -> str:
+    """What sending each query to *names* costs: calls per query, and which are paid."""
+    paid = [
+        name
+        for name in names
+        if (entry := config.get(name)) is not None and types[entry.type].needs_api_key
+    ]
+    said = f"{len(names)} calls per query"
+    if paid:
+        return f"{said}, {len(paid)} of them paid: {', '.join(paid)}"
+    return f"{said}, none of them paid"
+
+
+def _search_lines(config: Config, types: Mapping[str, ProviderType]) -> list[str]:
+    """What ``searchFallback`` and ``searchFusion`` make of this config: the failover order,
+    and what fusion costs."""
+    try:
+        first = resolve_provider("search", config=config)
+    except ConfigError:
+        return []
+    lines = []
+    if config.search_fusion is not None:
+        lines.append(
+            "Search failover: not used (searchFusion sends each query to several providers; one "
+            "that fails is named and the others kept)"
+        )
+    elif config.search_fallback is False:
+        lines.append("Search failover: off (searchFallback: false)")
+    else:
+        chain = [first.entry.name, *(s.entry.name for s in search_fallbacks(first))]
+        how = "searchFallback" if config.search_fallback is not True else "the providers' order"
+        if len(chain) > 1:
+            lines.append(
+                f"Search failover: {' -> '.join(chain)} ({how}); a query whose provider fails "
+                "for quota, a rate limit, authentication, a timeout or an outage goes to the "
+                "next, at once; a call that names its provider never fails over"
+            )
+        else:
+            lines.append(f"Search failover: none ({chain[0]} is the only search provider)")
+    every = search_fusion(config, "all")
+    if config.search_fusion is not None:
+        names = search_fusion(config, config.search_fusion)
+        lines.append(
+            f"Search fusion: on for calls that name no provider (searchFusion): each query goes "
+            f"to {', '.join(names)} at once ({_cost(names, config, types)})"
+        )
+    elif len(every) > 1:
+        lines.append(
+            'Search fusion: off; a call may pass provider "all" to send each query to '
+            f"{', '.join(every)} at once ({_cost(every, config, types)}), or a list of names"
+        )
+    return lines
 
 
 def _reader_lines(config: Config) -> list[str]:
@@ -233,6 +294,7 @@ def config_report() -> tuple[str, bool]:
     for capability, name in config.tool_defaults:
         lines.append(f"Default for {_TOOLS[capability]}: {name}")
     lines.append(_ladder_line(config, types))
+    lines += _search_lines(config, types)
     lines += _reader_lines(config)
     lines += _team_lines(config)
     lines.append("Providers:")
@@ -251,7 +313,7 @@ def config_report() -> tuple[str, bool]:
         options = provider.options
         if options is not None:
             shown = [
-                f"{option_key(field)}={_shown(getattr(options, field.name))!r}"
+                f"{option_key(field)}={_as_json(_shown(getattr(options, field.name)))}"
                 for field in options_fields(type(options))
                 if getattr(options, field.name) is not None
                 and not (field.name == "allow_private_network" and not getattr(options, field.name))
@@ -273,3 +335,13 @@ def config_report() -> tuple[str, bool]:
         lines.append(f"Note: {note}")
     lines += _coverage(config, types)
     return redact_secrets("\n".join(lines)), not config.key_problems
+
+
+def _as_json(value: Any) -> str:
+    """An option's value as it is written in web-search.json (true, "v1", ["a", "b"])."""
+    import json
+
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):  # a value the file cannot hold: as Python shows it
+        return repr(value)

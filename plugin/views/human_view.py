@@ -70,6 +70,8 @@ def _search_call(args: dict, theme: Theme) -> str:
         text += " " + theme.fg("accent", clip(shown, CALL_WIDTH))
     if isinstance(args.get("provider"), str):
         text += theme.fg("muted", f" via {_clean(args['provider'], 30)}")
+    elif _strings(args.get("provider")):  # a fused call
+        text += theme.fg("muted", f" via {_clean(' + '.join(_strings(args['provider'])), 60)}")
     return text
 
 

@@ -565,3 +565,65 @@ def test_run_interruptible_is_public():
     from pi_web_tools.api._http_client import run_interruptible
 
     assert pi_web_tools.run_interruptible is run_interruptible
+
+
+# --- the kind of a failure, as a value --------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "status, kind",
+    [
+        (401, "authentication"),
+        (403, "authentication"),
+        (402, "quota"),
+        (429, "rate limit"),
+        (500, "outage"),
+        (503, "outage"),
+        (400, None),
+        (404, None),
+        (422, None),
+    ],
+)
+def test_a_status_error_carries_its_kind(status, kind):
+    from pi_web_tools.api import ErrorKind
+
+    with responses.RequestsMock() as mock:
+        mock.get("https://api.example/x", status=status, json={})
+        client = HttpClient(
+            provider="P", base_url="https://api.example", retry=RetryPolicy(total=0)
+        )
+        with pytest.raises(ProviderError) as caught:
+            client.request_json("GET", "/x")
+    assert caught.value.kind == (ErrorKind(kind) if kind else None)
+
+
+def test_network_failures_carry_their_kind():
+    import requests
+    from pi_web_tools.api import ErrorKind
+
+    for error, kind in (
+        (requests.exceptions.ConnectTimeout("t"), ErrorKind.TIMEOUT),
+        (requests.exceptions.ReadTimeout("t"), ErrorKind.TIMEOUT),
+        (requests.exceptions.ConnectionError("refused"), ErrorKind.UNREACHABLE),
+    ):
+        with responses.RequestsMock() as mock:
+            mock.get("https://api.example/x", body=error)
+            client = HttpClient(
+                provider="P", base_url="https://api.example", retry=RetryPolicy(total=0)
+            )
+            with pytest.raises(ProviderError) as caught:
+                client.request_json("GET", "/x")
+        assert caught.value.kind is kind, error
+
+
+def test_a_client_that_does_not_follow_redirects_names_the_target():
+    with responses.RequestsMock() as mock:
+        mock.get("https://api.example/x", status=301, headers={"Location": "http://10.0.0.1/x"})
+        client = HttpClient(provider="P", base_url="https://api.example", follow_redirects=False)
+        with pytest.raises(ProviderError) as caught:
+            client.request_json("GET", "/x")
+    assert str(caught.value) == (
+        "P: HTTP 301: the API redirected to http://10.0.0.1/x, which is not followed; set "
+        "baseUrl to the address it moved to"
+    )
+    assert caught.value.kind is None

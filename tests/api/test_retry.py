@@ -115,3 +115,27 @@ def test_cancellation_interrupts_the_wait():
     with pytest.raises(InterruptedError):
         policy.wait(0, None, time.monotonic() + 100, cancel)
     assert time.monotonic() - start < 1
+
+
+def test_a_retryable_failure_is_raised_at_once_while_another_provider_is_ready():
+    """Search failover: the next provider answers sooner than a backoff would."""
+    from pi_web_tools.api.retry import another_provider_ready
+
+    calls = []
+
+    def attempt():
+        calls.append(1)
+        raise Retryable(ValueError("rate limited"))
+
+    policy = RetryPolicy(total=2, backoff_factor=5, backoff_jitter=0)
+    start = time.monotonic()
+    with another_provider_ready(), pytest.raises(ValueError):
+        with_retries(attempt, policy=policy, deadline=time.monotonic() + 60)
+    assert len(calls) == 1 and time.monotonic() - start < 1
+    with another_provider_ready(False), pytest.raises(ValueError):  # the last provider retries
+        with_retries(
+            attempt,
+            policy=RetryPolicy(total=1, backoff_factor=0.001),
+            deadline=time.monotonic() + 60,
+        )
+    assert len(calls) == 3

@@ -42,6 +42,11 @@ def _fetch_two_slow_pages(
     if not tty:
         proc = subprocess.run(args, capture_output=True, text=True, timeout=60)
         return proc.stderr
+    return _stderr_on_a_terminal(args)
+
+
+def _stderr_on_a_terminal(args: list[str]) -> str:
+    """What *args* writes to stderr when stderr is a pseudo-terminal."""
     leader, follower = pty.openpty()
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=follower)
     os.close(follower)
@@ -71,3 +76,27 @@ def test_pi_web_shows_no_progress_for_json_output_even_on_a_terminal(httpserver,
     assert "Fetched" in on_terminal  # the same slow call does show progress without --json
     as_json = _fetch_two_slow_pages(httpserver, write_config, tty=True, as_json=True)
     assert "Fetched" not in as_json and "\x1b[K" not in as_json
+
+
+def test_pi_web_shows_progress_for_one_slow_url(httpserver, write_config):
+    """Issue 33, item 6: one URL that takes 3 s (nothing for the tool to report until it is
+    read): after a second the terminal shows the tool is working and for how long, rewritten in
+    place, then erased before the answer."""
+
+    def slow(request):
+        from werkzeug import Response
+
+        time.sleep(3.0)
+        return Response("slow page", content_type="text/plain")
+
+    httpserver.expect_request("/only.txt").respond_with_handler(slow)
+    write_config(
+        {
+            "providers": [
+                {"name": "local", "type": "direct", "options": {"allowPrivateNetwork": True}}
+            ]
+        }
+    )
+    shown = _stderr_on_a_terminal([PI_WEB, "fetch", httpserver.url_for("/only.txt")])
+    assert "web_fetch: working (1 s)" in shown and "web_fetch: working (2 s)" in shown, shown
+    assert shown.endswith("\r\x1b[K")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -109,8 +111,26 @@ def test_imports_stay_lazy():
 class _FakePlugin:
     """A pi plugin with one tool that echoes and one that fails."""
 
+    def __init__(self) -> None:
+        self.stopped = threading.Event()  # the slow tool saw its cancellation
+
     @hookimpl
     def register_tools(self, register):
+        def slow(args, ctx):
+            if ctx.cancel.wait(args.get("seconds", 10)):
+                self.stopped.set()
+                return ToolResult(content="cancelled", is_error=True)
+            return ToolResult(content="slept")
+
+        register(
+            Tool(
+                name="slow",
+                label="Slow",
+                description="Sleep, unless cancelled.",
+                parameters={"type": "object", "properties": {"seconds": {"type": "number"}}},
+                execute=slow,
+            )
+        )
         schema = {
             "type": "object",
             "properties": {
@@ -176,7 +196,7 @@ def test_bridge_registers_llm_tools(bridge):
     import llm
 
     tools = _registered(bridge)
-    assert set(tools) == {"shout", "broken"}
+    assert set(tools) == {"shout", "broken", "slow"}
     shout = tools["shout"]
     assert isinstance(shout, llm.Tool)
     assert shout.description == "Shout a word."
@@ -188,15 +208,19 @@ def test_bridge_registers_llm_tools(bridge):
 
 
 def test_bridge_implementation_runs_through_host(bridge):
-    """The implementation returns the result text; errors and invalid arguments raise with the host's message."""
+    """The implementation (a coroutine function: llm awaits it, or runs it with asyncio.run in
+    sync chains) returns the result text; errors and invalid arguments raise with the host's
+    message."""
+    import asyncio
+
     tools = _registered(bridge)
-    assert tools["shout"].implementation(word="hi", times=2) == "HI HI"
+    assert asyncio.run(tools["shout"].implementation(word="hi", times=2)) == "HI HI"
     with pytest.raises(bridge.PiToolError, match="^the service is down$"):
-        tools["broken"].implementation(word="hi")
+        asyncio.run(tools["broken"].implementation(word="hi"))
     with pytest.raises(bridge.PiToolError, match="^Invalid arguments for shout: "):
-        tools["shout"].implementation(word="")
+        asyncio.run(tools["shout"].implementation(word=""))
     with pytest.raises(bridge.PiToolError, match="^Invalid arguments for shout: "):
-        tools["shout"].implementation(word="hi", extra=1)
+        asyncio.run(tools["shout"].implementation(word="hi", extra=1))
 
 
 def test_bridge_chain_with_echo_model(bridge):
@@ -230,3 +254,109 @@ def test_bridge_survives_a_broken_host(bridge, monkeypatch, capsys):
     assert _registered(bridge) == {}
     err = capsys.readouterr().err
     assert err == "pi-web-tools: no pi tools registered with llm: plugin 'bad' failed to import\n"
+
+
+# --- issue 33, item 4: async chains ----------------------------------------------------------
+
+
+def _slow_call(seconds: float) -> str:
+    return json.dumps({"tool_calls": [{"name": "slow", "arguments": {"seconds": seconds}}]})
+
+
+def test_an_async_chain_keeps_its_event_loop_running_during_a_call(bridge):
+    """llm's async API: while our tool runs 2 s in an async chain, a 0.1 s ticker on the same
+    loop keeps ticking (it ran once during a blocking call, about 20 times expected)."""
+    import asyncio
+
+    import llm
+
+    tools = [tool for name, tool in _registered(bridge).items() if name == "slow"]
+    ticks = []
+
+    async def scenario() -> str:
+        async def ticker():
+            while True:
+                await asyncio.sleep(0.1)
+                ticks.append(time.monotonic())
+
+        running = asyncio.create_task(ticker())
+        chain = llm.get_async_model("echo").chain(_slow_call(2.0), tools=tools)
+        text = await chain.text()
+        running.cancel()
+        return text
+
+    text = asyncio.run(scenario())
+    assert "slept" in text
+    assert len(ticks) >= 10, len(ticks)
+
+
+def test_cancelling_an_async_chain_reaches_the_call(bridge):
+    """Cancelling the task of an async chain 0.5 s into a 10 s call ends it at once, and the
+    tool is told to stop (its ToolContext is cancelled); before, the cancellation took effect
+    only when the tool returned."""
+    import asyncio
+
+    import llm
+
+    tools = [tool for name, tool in _registered(bridge).items() if name == "slow"]
+    plugin = next(iter(bridge._host.pm.get_plugins()))
+
+    async def scenario() -> float:
+        chain = llm.get_async_model("echo").chain(_slow_call(10.0), tools=tools)
+        task = asyncio.create_task(chain.text())
+        await asyncio.sleep(0.5)
+        started = time.monotonic()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return time.monotonic() - started
+
+    assert asyncio.run(scenario()) < 1.0
+    assert plugin.stopped.wait(2.0), "the tool never heard of the cancellation"
+
+
+# --- issue 33, item 5: another llm plugin with the same tool names ---------------------------
+
+
+def _exa_like_plugin(tmp_path: Path) -> Path:
+    """A folder for PYTHONPATH holding an installed-looking llm plugin that registers its own
+    `web_search` (as llm-tools-exa does)."""
+    from tests.support.hosts import declare_distribution
+
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "llm_tools_fakeexa.py").write_text(
+        "import llm\n\n\n"
+        "def web_search(query: str) -> str:\n"
+        '    """Search with the other plugin."""\n'
+        '    return "the other plugin answered"\n\n\n'
+        "@llm.hookimpl\n"
+        "def register_tools(register):\n"
+        "    register(web_search)\n"
+    )
+    declare_distribution(site, "llm_tools_fakeexa-0.1", "llm", "tools_fakeexa", "llm_tools_fakeexa")
+    return site
+
+
+def test_a_name_clash_with_another_llm_plugin_is_said_once_and_a_prefix_picks_ours(
+    llm_home, kagi, tmp_path, monkeypatch
+):
+    """With a plugin that registers `web_search` too, `llm tools list` says so once on stderr
+    with the way to pick ours; with PI_WEB_LLM_PREFIX=pi_ our tools are pi_web_search, ... and
+    `-T pi_web_search` runs ours, with no warning."""
+    monkeypatch.setenv("PYTHONPATH", str(_exa_like_plugin(tmp_path)))
+    listed = _llm(llm_home, "tools", "list")
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stderr.count("another llm plugin registers tools named like ours") == 1
+    assert "web_search (also from plugin" in listed.stderr
+    assert "PI_WEB_LLM_PREFIX=pi_" in listed.stderr and "-T pi_web_search" in listed.stderr
+    monkeypatch.setenv("PI_WEB_LLM_PREFIX", "pi_")
+    prefixed = _llm(llm_home, "tools", "list", "--json")
+    assert prefixed.returncode == 0 and prefixed.stderr == "", prefixed.stderr
+    ours = {t["name"] for t in json.loads(prefixed.stdout)["tools"] if t["plugin"] == "pi_tools"}
+    assert ours == {"pi_web_search", "pi_web_fetch", "pi_summarize"}
+    call = json.dumps({"tool_calls": [{"name": "pi_web_search", "arguments": {"queries": ["x"]}}]})
+    proc = _llm(llm_home, "-m", "echo", "-T", "pi_web_search", call)
+    assert proc.returncode == 0, proc.stderr
+    [result] = _echo_tool_results(proc.stdout)
+    assert result["output"].startswith("1. x — page 1")

@@ -374,3 +374,123 @@ def test_a_client_that_connects_by_the_machines_ip_is_served(agent_dir, kagi):  
         by_other = _post(server.port, {**auth, "Host": f"intruder.example:{server.port}"})
     assert by_ip[0] == 200, by_ip
     assert by_other[0] == 421
+
+
+def test_http_progress_streams_to_a_client_that_accepts_event_streams(agent_dir, kagi, pages):
+    """Issue 33, item 1: a web_fetch of four URLs with a progressToken, over HTTP. The SDK's
+    client (which accepts text/event-stream) hears one progress notification per URL, as over
+    stdio; at 2026-07-28 too. A client that accepts JSON only gets one JSON answer."""
+    from mcp.client.client import Client
+
+    urls = [f"{pages.url}/page.html?n={i}" for i in range(4)]
+    heard: dict[str, list] = {"2025": [], "2026": []}
+
+    def listener(era: str):
+        async def on_progress(progress: float, total: float | None, message: str | None):
+            heard[era].append((progress, total, message))
+
+        return on_progress
+
+    with serving(agent_dir) as server:
+
+        async def test():
+            async with _session(server.url) as session:
+                result = await session.call_tool(
+                    "web_fetch",
+                    {"urls": urls, "fresh": True},
+                    progress_callback=listener("2025"),
+                )
+                assert not result.is_error
+            async with Client(server.url, mode="2026-07-28") as client:
+                result = await client.call_tool(
+                    "web_fetch",
+                    {"urls": urls, "fresh": True},
+                    progress_callback=listener("2026"),
+                )
+                assert not result.is_error
+
+        _run(test)
+        conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=TIMEOUT)
+        body = {
+            "jsonrpc": "2.0",
+            "id": 5,
+            "method": "tools/call",
+            "params": {
+                "name": "web_fetch",
+                "arguments": {"urls": urls, "fresh": True},
+                "_meta": {"progressToken": "t1"},
+            },
+        }
+        conn.request(
+            "POST",
+            "/mcp",
+            json.dumps(body),
+            {
+                "Content-Type": "application/json",
+                "Accept": "application/json",
+                "MCP-Protocol-Version": "2025-06-18",
+            },
+        )
+        response = conn.getresponse()
+        plain = (response.status, response.getheader("Content-Type"), json.loads(response.read()))
+        conn.close()
+    for era in ("2025", "2026"):
+        assert sorted(p for p, _, _ in heard[era]) == [1.0, 2.0, 3.0, 4.0], heard
+        assert {t for _, t, _ in heard[era]} == {4.0}
+        assert heard[era][-1][2].startswith("Fetched ")
+    assert plain[0] == 200 and plain[1] == "application/json"
+    assert plain[2]["id"] == 5 and "# Hello loopback" in plain[2]["result"]["content"][0]["text"]
+
+
+def test_http_401_tells_clients_to_send_the_bearer_token_not_to_start_oauth(agent_dir, kagi):
+    """Issue 33, item 3: without the token, a Bearer challenge with no resource_metadata (no
+    OAuth here), and nothing at the OAuth discovery addresses (RFC 9728's well-known URIs,
+    RFC 8414's and OpenID Connect's): a client following the MCP authorization spec stops
+    there and uses the token it was given. A wrong token gets error="invalid_token". Every
+    body says to send Authorization: Bearer <token>."""
+
+    def request(method: str, path: str, headers: dict) -> tuple[int, str | None, dict]:
+        conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=TIMEOUT)
+        try:
+            body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+            conn.request(method, path, body if method == "POST" else None, headers)
+            response = conn.getresponse()
+            return (
+                response.status,
+                response.getheader("WWW-Authenticate"),
+                json.loads(response.read() or b"{}"),
+            )
+        finally:
+            conn.close()
+
+    post_headers = {
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": "2025-06-18",
+    }
+    with serving(agent_dir, env={"PI_WEB_MCP_TOKEN": TOKEN}) as server:
+        missing = request("POST", "/mcp", post_headers)
+        wrong = request("POST", "/mcp", {**post_headers, "Authorization": "Bearer " + "x" * 20})
+        discovery = [
+            request("GET", path, {})
+            for path in (
+                "/.well-known/oauth-protected-resource/mcp",
+                "/.well-known/oauth-protected-resource",
+                "/.well-known/oauth-authorization-server",
+                "/.well-known/openid-configuration",
+            )
+        ]
+        right = request("POST", "/mcp", {**post_headers, "Authorization": f"Bearer {TOKEN}"})
+        time.sleep(0.2)
+        log = server.log
+    assert missing[0] == 401 and missing[1] == 'Bearer realm="pi-web mcp"'
+    assert wrong[0] == 401 and wrong[1].startswith(
+        'Bearer realm="pi-web mcp", error="invalid_token"'
+    )
+    for _status, challenge, body in (missing, wrong):
+        assert "resource_metadata" not in challenge
+        assert "Authorization: Bearer <token>" in body["error"] and "not OAuth" in body["error"]
+    for status, _, body in discovery:
+        assert status == 404 and "not OAuth" in body["error"]
+    assert right[0] == 200 and len(right[2]["result"]["tools"]) == 3
+    assert "well-known" not in log  # the discovery probes are answered, not logged as refusals

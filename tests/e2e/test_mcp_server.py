@@ -16,7 +16,7 @@ from mcp.shared.exceptions import MCPError
 
 from tests.support import SECRET, kagi_config, serve
 from tests.support.fake_apis import FakeKagi
-from tests.support.hosts import PI_WEB, TIMEOUT
+from tests.support.hosts import MCP_INITIALIZE, PI_WEB, TIMEOUT
 from tests.support.hosts import mcp_stdio_session as _session
 from tests.support.hosts import result_text as _text
 from tests.support.hosts import run_async as _run
@@ -187,16 +187,7 @@ def test_mcp_rereads_config_without_restart(agent_dir, server_log, kagi, write_c
 def test_mcp_stdout_is_only_protocol(agent_dir):
     """Over raw stdio (Claude Desktop's handshake) every stdout line is JSON-RPC, and EOF ends the server with 0."""
     messages = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "raw-test", "version": "1"},
-            },
-        },
+        MCP_INITIALIZE,
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
     ]
@@ -250,19 +241,7 @@ def _stdio_server(agent_dir: Path) -> subprocess.Popen:
         text=True,
         env={**os.environ, "PI_CODING_AGENT_DIR": str(agent_dir)},
     )
-    for message in (
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "signal-test", "version": "1"},
-            },
-        },
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-    ):
+    for message in (MCP_INITIALIZE, {"jsonrpc": "2.0", "method": "notifications/initialized"}):
         proc.stdin.write(json.dumps(message) + "\n")
         proc.stdin.flush()
     assert json.loads(proc.stdout.readline())["id"] == 1
@@ -459,3 +438,143 @@ def test_mcp_progress_per_query_when_the_client_asks(agent_dir, server_log, kagi
     assert sorted(p for p, _, _ in heard) == [1.0, 2.0, 3.0]
     assert {t for _, t, _ in heard} == {3.0}
     assert heard[-1][2] == "Searching... 3/3 queries done"
+
+
+# --- issue 33, item 2: the first answer, and a probe that crosses initialize -----------------
+
+_ENVELOPE = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+    "io.modelcontextprotocol/clientInfo": {"name": "probing client", "version": "1"},
+}
+_INITIALIZE = MCP_INITIALIZE
+
+
+class _StdioClient:
+    """A hand-written stdio client: writes lines, collects the answers (with their arrival
+    time) in a thread, never blocks on reading."""
+
+    def __init__(self, agent_dir: Path, env: dict | None = None):
+        self.started = time.monotonic()
+        self.proc = subprocess.Popen(
+            [PI_WEB, "mcp"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "PI_CODING_AGENT_DIR": str(agent_dir), **(env or {})},
+        )
+        self.answers: dict = {}
+        self.arrived = threading.Condition()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        for line in self.proc.stdout:
+            message = json.loads(line)
+            with self.arrived:
+                self.answers[message.get("id")] = (time.monotonic() - self.started, message)
+                self.arrived.notify_all()
+
+    def send(self, message: dict) -> None:
+        self.proc.stdin.write(json.dumps(message) + "\n")
+        self.proc.stdin.flush()
+
+    def answer(self, request_id, timeout: float = TIMEOUT) -> tuple[float, dict]:
+        with self.arrived:
+            assert self.arrived.wait_for(lambda: request_id in self.answers, timeout), (
+                request_id,
+                self.answers,
+            )
+            return self.answers[request_id]
+
+    def close(self) -> str:
+        self.proc.stdin.close()
+        self.proc.wait(timeout=TIMEOUT)
+        return self.proc.stderr.read()
+
+
+def test_mcp_a_probe_then_initialize_after_a_second_both_succeed(agent_dir):
+    """The Vercel AI SDK's client on stdio: `server/discover` (2026-07-28), no reading for a
+    second, then `initialize` on the same pipe. Both get results, whichever the client saw
+    first, and the session goes on in either era: a handshake tools/list and an enveloped one
+    both answer (the SDK alone locked the pipe to the probe's era and refused initialize)."""
+    client = _StdioClient(agent_dir)
+    client.send(
+        {"jsonrpc": "2.0", "id": 0, "method": "server/discover", "params": {"_meta": _ENVELOPE}}
+    )
+    time.sleep(1.0)
+    client.send(_INITIALIZE)
+    _, probe = client.answer(0)
+    _, init = client.answer(1)
+    client.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    client.send({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+    client.send({"jsonrpc": "2.0", "id": 3, "method": "tools/list", "params": {"_meta": _ENVELOPE}})
+    legacy, modern = client.answer(2)[1], client.answer(3)[1]
+    stderr = client.close()
+    assert probe["result"]["supportedVersions"] == ["2026-07-28"]
+    assert init["result"]["protocolVersion"] == "2025-06-18", init
+    assert init["result"]["serverInfo"]["name"] == "pi-web-tools"
+    for answer in (legacy, modern):
+        assert {tool["name"] for tool in answer["result"]["tools"]} >= {"web_fetch"}, answer
+    assert stderr == ""
+
+
+def test_mcp_answers_its_first_message_before_the_tools_have_loaded(agent_dir, tmp_path):
+    """The first answer does not wait for the SDK or the plugins: with a plugin whose import
+    takes 3 s, `initialize` is answered long before `tools/list` can be (which waits for the
+    plugin), and the answers are those the SDK gives (no warning that they differed)."""
+    from tests.support.hosts import declare_distribution
+
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sleepy_plugin.py").write_text("import time\ntime.sleep(3)\n")
+    declare_distribution(site, "sleepy_plugin-1.0.0", "pi.plugins", "sleepy", "sleepy_plugin")
+    client = _StdioClient(agent_dir, {"PYTHONPATH": str(site)})
+    client.send(_INITIALIZE)
+    first, init = client.answer(1)
+    client.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    client.send({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+    listed, tools = client.answer(2)
+    stderr = client.close()
+    assert init["result"]["protocolVersion"] == "2025-06-18"
+    assert listed >= 3.0 and first < listed - 2.0, (first, listed)
+    assert len(tools["result"]["tools"]) == 3
+    assert "differed" not in stderr and "Traceback" not in stderr, stderr
+
+
+def test_early_answers_match_the_sdks(host):
+    """The handshake answers written before the SDK is loaded equal the SDK's own for the same
+    requests (versions, capabilities, server), and the version lists are the SDK's."""
+    import anyio
+    from mcp_types import version
+    from pi_hostspec import mcp_server
+
+    assert mcp_server.HANDSHAKE_VERSIONS == version.HANDSHAKE_PROTOCOL_VERSIONS
+    assert mcp_server.MODERN_VERSIONS == version.MODERN_PROTOCOL_VERSIONS
+    requests = [
+        {"jsonrpc": "2.0", "id": 0, "method": "server/discover", "params": {"_meta": _ENVELOPE}},
+        _INITIALIZE,
+        {**_INITIALIZE, "id": 2, "params": {**_INITIALIZE["params"], "protocolVersion": "1999"}},
+    ]
+
+    async def sdk_answers() -> list[dict]:
+        from mcp.shared.message import SessionMessage
+        from mcp_types import jsonrpc_message_adapter
+
+        server = mcp_server.build_server(host)
+        answers = []
+        for request in requests:
+            send_in, read_in = anyio.create_memory_object_stream(4)
+            write_out, read_out = anyio.create_memory_object_stream(4)
+            message = jsonrpc_message_adapter.validate_python(request, by_name=False)
+            async with anyio.create_task_group() as group:
+                group.start_soon(mcp_server.serve_both_eras, server, read_in, write_out)
+                await send_in.send(SessionMessage(message))
+                reply = await read_out.receive()
+                await send_in.aclose()
+            answers.append(json.loads(reply.message.model_dump_json(by_alias=True)))
+        return answers
+
+    for request, sdk in zip(requests, anyio.run(sdk_answers), strict=True):
+        early = mcp_server.early_answer(request)
+        assert mcp_server._handshake_facts(early) == mcp_server._handshake_facts(sdk), (early, sdk)

@@ -137,7 +137,7 @@ def test_an_invalid_file_still_fetches_with_a_note(write_config):
     result = _json(proc)
     text = result["content"][0]["text"]
     assert text.startswith("Note: the config file was ignored (Invalid web search config ")
-    assert 'unknown type the string "nope"' in text and "built-in direct fetcher" in text
+    assert 'unknown type "nope"' in text and "built-in direct fetcher" in text
     assert "127.0.0.1 is a loopback address" in text  # the direct fetcher ran
     assert result["details"]["provider"] == "direct"
     search = _run("call", "web_search", '{"queries": ["x"]}', "--json")

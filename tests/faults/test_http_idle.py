@@ -162,8 +162,14 @@ def test_the_request_limit_counts_requests_in_progress_not_connections():
             async def send(message):
                 sent.append(message)
 
+            async def receive():  # the body, then a client that stays
+                if not sent and not receive.__dict__.get("read"):
+                    receive.read = True
+                    return {"type": "http.request", "body": b"{}", "more_body": False}
+                await asyncio.sleep(3600)
+
             try:  # a request let through to the held handler would wait for ever
-                await asyncio.wait_for(gate(scope, None, send), 2)
+                await asyncio.wait_for(gate(scope, receive, send), 2)
             except asyncio.TimeoutError:
                 return 0
             return sent[0]["status"]
@@ -201,3 +207,78 @@ def test_the_idle_socket_bench_runs_and_no_call_fails(tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     rows = [line.split() for line in proc.stdout.splitlines() if "idle sockets " in line[:20]]
     assert len(rows) == 2 and all(row[-5] == "0" for row in rows), proc.stdout
+
+
+@pytest.mark.slow
+def test_idle_event_streams_do_not_lock_clients_out(agent_dir, kagi):  # noqa: F811
+    """150 authenticated `GET /mcp` event streams held open, as a common SDK opens one per
+    connection and keeps it (issue 28, item 13): each is answered 405 (Allow: POST) at once,
+    and /healthz and authenticated calls still get 200, never 503."""
+    with serving(agent_dir, env={"PI_WEB_MCP_TOKEN": TOKEN}) as server:
+        streams = []
+        try:
+            for _ in range(IDLE):
+                sock = socket.create_connection(("127.0.0.1", server.port), timeout=10)
+                sock.sendall(
+                    f"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n"
+                    f"Authorization: Bearer {TOKEN}\r\nAccept: text/event-stream\r\n"
+                    "MCP-Protocol-Version: 2025-06-18\r\n\r\n".encode()
+                )
+                streams.append(sock)
+            time.sleep(0.5)
+            assert _healthz(server.port) == 200
+            with ThreadPoolExecutor(10) as pool:
+                statuses = list(pool.map(lambda _: _post(server.port, AUTH)[0], range(20)))
+            assert statuses == [200] * 20, statuses
+            heads = [sock.recv(200).split(b"\r\n") for sock in streams]
+            assert all(head[0] == b"HTTP/1.1 405 Method Not Allowed" for head in heads), heads[0]
+            assert all(b"allow: POST" in head for head in heads), heads[0]
+        finally:
+            for sock in streams:
+                sock.close()
+        time.sleep(0.2)
+        assert "status=405" not in server.log  # the protocol's answer, not a refusal to log
+
+
+def _open_files_1024() -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_NOFILE, (1024, 1024))
+
+
+@pytest.mark.slow
+def test_idle_sockets_past_the_open_file_limit_do_not_delay_calls(agent_dir, kagi):  # noqa: F811
+    """A server allowed 1,024 open files (soft and hard limit) and 1,100 sockets that send
+    nothing: authenticated calls on new connections are still answered at once (they waited
+    3-5 s for the head timeout to free descriptors), and the log shows no 'Too many open
+    files'."""
+    import http.client
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 1400:
+        pytest.skip("this test opens 1,100 sockets; the open-file limit is lower")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, 1400), hard))
+    env = {"PI_WEB_MCP_TOKEN": TOKEN}
+    with serving(agent_dir, env=env, preexec_fn=_open_files_1024) as server:
+        idle = []
+        try:
+            for _ in range(1100):
+                idle.append(socket.create_connection(("127.0.0.1", server.port), timeout=10))
+            time.sleep(0.5)
+            seconds = []
+            for _ in range(10):
+                start = time.monotonic()
+                conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+                conn.request("GET", "/healthz")
+                assert conn.getresponse().status == 200
+                conn.close()
+                assert _post(server.port, AUTH)[0] == 200
+                seconds.append(time.monotonic() - start)
+        finally:
+            for sock in idle:
+                sock.close()
+        time.sleep(0.2)
+        log = server.log
+    assert max(seconds) < HEAD / 2, [round(s, 2) for s in seconds]
+    assert "Too many open files" not in log and "out of system resource" not in log, log[-2000:]

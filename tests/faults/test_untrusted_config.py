@@ -77,7 +77,7 @@ def test_pi_web_config_never_prints_a_password_inside_a_base_url(write_config):
     report = _pi_web("config")
     assert report.returncode == 0, report.stdout + report.stderr
     assert "hunter2-gateway-pw" not in report.stdout + report.stderr
-    assert "baseUrl='https://alice:***@gw.example/api'" in report.stdout
+    assert 'baseUrl="https://alice:***@gw.example/api"' in report.stdout
 
 
 @pytest.mark.parametrize(

@@ -93,7 +93,10 @@ def test_config_without_file_names_every_key_variable_and_the_keyless_option(cap
         in out
     )
     assert 'add {"name": "free", "type": "ddgs"} to "providers"' in out
-    assert "brave (search); tavily (fetch, search); browser (fetch); ddgs (search)" in out
+    assert (
+        "brave (search); tavily (fetch, search); searxng (search); browser (fetch); ddgs (search)"
+        in out
+    )
 
 
 def test_config_never_prints_the_key(capsys, write_config):
@@ -109,10 +112,12 @@ def test_config_never_prints_the_key(capsys, write_config):
     assert SECRET not in captured.out + captured.err
 
 
-def test_missing_command_is_a_usage_error(capsys):
-    """No subcommand is a usage error (exit status 2) that says what to do."""
-    assert main([]) == 2
-    assert "a command is needed (see pi-web --help)" in capsys.readouterr().err
+def test_no_command_shows_the_help(capsys):
+    """A bare pi-web shows what it can do (its help, on stdout) and exits 0 (issue 33, item 8:
+    it was a usage error, exit 2)."""
+    assert main([]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: pi-web") and "{tools,version,call,mcp" in out
 
 
 def test_installed_console_script_lists_tools(agent_dir):

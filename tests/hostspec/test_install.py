@@ -83,10 +83,20 @@ def test_install_command_for_pipx_and_uv_tool_environments(
 
 
 def test_install_command_in_a_uvx_environment(monkeypatch):
-    """In uvx's throw-away environment the hint is the uvx command with the extra."""
+    """In uvx's throw-away environment (an MCP client runs `uvx --from 'pi-web-tools[mcp]'
+    pi-web mcp`) the browser hint is the command to run instead: the extras it has plus
+    browser, and the same subcommand; a bare `uvx --from '…[browser]' pi-web` exited 2 and
+    changed nothing (issue 33, item 7)."""
     monkeypatch.setattr(install, "_origin", lambda: (None, "uv"))
     monkeypatch.setattr("sys.prefix", "/home/me/.cache/uv/archive-v0/AbC123")
-    assert install.install_command("mcp") == "uvx --from 'pi-web-tools[mcp]' pi-web"
+    monkeypatch.setattr("sys.argv", ["/home/me/.cache/uv/archive-v0/AbC123/bin/pi-web", "mcp"])
+    monkeypatch.setattr(install, "_installed_extras", lambda: ["mcp"])
+    assert install.install_command("browser") == (
+        "uvx --from 'pi-web-tools[mcp,browser]' pi-web mcp "
+        "(in place of the command that runs now: uvx changes no environment)"
+    )
+    monkeypatch.setattr("sys.argv", ["/usr/bin/llm"])  # not pi-web: the MCP server it runs
+    assert install.install_command("mcp").startswith("uvx --from 'pi-web-tools[mcp]' pi-web mcp ")
 
 
 def test_this_install_is_found():

@@ -117,24 +117,6 @@ def test_the_page_type_stage_reads_the_html_when_the_url_says_nothing(head, expe
     assert extraction.classify(tree, "https://example.org/some/page") == expected
 
 
-@pytest.mark.parametrize(
-    "url, cards_tried",
-    [("https://example.org/news", True), ("https://example.org/collections/desks", False)],
-)
-def test_item_cards_are_looked_for_on_listings_but_not_on_collections(
-    monkeypatch, url, cards_tried
-):
-    tried = []
-    monkeypatch.setattr(extraction, "_card_additions", lambda *args: tried.append(url) or [])
-    html = (
-        "<html><body><main><h1>Desks</h1><p>"
-        + "Desks for every room. " * 20
-        + "</p></main></body></html>"
-    )
-    extraction.extract(html, url)
-    assert bool(tried) is cards_tried
-
-
 def test_a_thread_whose_posts_are_marked_up_reads_as_those_posts():
     chrome = (
         '<div class="user-card"><a href="/u/{n}">member{n}</a> Joined 2019, 1,204 messages, '
@@ -155,7 +137,13 @@ def test_a_thread_whose_posts_are_marked_up_reads_as_those_posts():
         + posts
         + "<footer>Terms and rules, privacy policy</footer></body></html>"
     )
-    found = extraction.extract(html, "https://example.org/threads/noisy-fan.123/")
+    url = "https://example.org/threads/noisy-fan.123/"
+    found = extraction.extract(html, url)
     assert found.page_type == "forum"
     assert all(f"Reply {n}:" in found.text for n in range(1, 4))
-    assert "Reaction score" not in found.text
+    # The rules read the posts without their user cards; the learned stage after them may add
+    # blocks back by its own judgement (docs/benchmarks.md: it pays on forums, held out by site).
+    trace: dict = {}
+    extraction._extract(html, url, trace)
+    assert all(f"Reply {n}:" in trace["rules_text"] for n in range(1, 4))
+    assert "Reaction score" not in trace["rules_text"]

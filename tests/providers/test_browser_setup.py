@@ -22,21 +22,24 @@ def no_browser(monkeypatch, tmp_path):
 
 
 @pytest.mark.parametrize(
-    ("platform", "tools", "euid", "command"),
+    ("platform", "family", "tools", "euid", "command"),
     [
-        ("linux", {"apt-get"}, 1000, "sudo apt-get install chromium"),
-        ("linux", {"apt-get"}, 0, "apt-get install chromium"),
-        ("linux", {"dnf"}, 1000, "sudo dnf install chromium"),
-        ("darwin", {"brew"}, 501, "brew install --cask chromium"),
-        ("win32", set(), None, "-m playwright install chromium"),
-        ("linux", set(), 1000, "-m playwright install chromium"),
+        ("linux", None, {"apt-get"}, 1000, "sudo apt-get install chromium"),
+        ("linux", None, {"apt-get"}, 0, "apt-get install chromium"),
+        ("linux", None, {"dnf"}, 1000, "sudo dnf install chromium"),
+        ("linux", "debian", set(), 1000, "sudo apt-get install chromium"),  # PATH lacks apt-get
+        ("linux", "fedora", set(), 0, "dnf install chromium"),
+        ("darwin", None, {"brew"}, 501, "brew install --cask chromium"),
+        ("win32", None, set(), None, "-m playwright install chromium"),
+        ("linux", None, set(), 1000, "-m playwright install chromium"),
     ],
 )
 def test_a_missing_browser_names_the_one_command_for_this_machine(
-    no_browser, monkeypatch, platform, tools, euid, command
+    no_browser, monkeypatch, platform, family, tools, euid, command
 ):
     no_browser.update(tools)
     monkeypatch.setattr(sys, "platform", platform)
+    monkeypatch.setattr(browser, "linux_family", lambda: family)
     if euid is None:
         monkeypatch.delattr(browser.os, "geteuid", raising=False)
     else:
@@ -47,6 +50,23 @@ def test_a_missing_browser_names_the_one_command_for_this_machine(
     assert said.endswith(command)
     if "playwright" in command:
         assert said.startswith(sys.executable) or said.startswith(f'"{sys.executable}"')
+
+
+@pytest.mark.parametrize(
+    ("os_release", "family"),
+    [
+        ('ID=debian\nVERSION_ID="12"\n', "debian"),
+        ("ID=ubuntu\nID_LIKE=debian\n", "debian"),
+        ('ID=linuxmint\nID_LIKE="ubuntu debian"\n', "debian"),
+        ('ID="rocky"\nID_LIKE="rhel centos fedora"\n', "fedora"),
+        ("ID=arch\n", None),
+    ],
+)
+def test_the_linux_family_comes_from_os_release(tmp_path, os_release, family):
+    path = tmp_path / "os-release"
+    path.write_text(os_release)
+    assert browser.linux_family(str(path)) == family
+    assert browser.linux_family(str(tmp_path / "none")) is None
 
 
 def test_a_missing_certificate_library_names_the_install_command(monkeypatch):

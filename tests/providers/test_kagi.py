@@ -180,6 +180,7 @@ def test_insufficient_credit_code_101(mock, status):
     ) as info:
         _kagi().search(SearchRequest(query="q"), None)
     assert info.value.status == status and info.value.code == "101"
+    assert info.value.kind == "quota"  # a value search failover decides on
 
 
 def test_html_error_page(mock):

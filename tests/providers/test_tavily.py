@@ -266,6 +266,8 @@ def test_error_statuses_are_explained_once(mock, status, body, expected):
         make_provider().search(SearchRequest(query="q"), None)
     assert str(info.value) == expected
     assert info.value.status == status
+    expected_kind = {401: "authentication", 432: "quota", 433: "quota"}.get(status)
+    assert info.value.kind == expected_kind
 
 
 def test_plan_status_on_extract_is_explained_too(mock):

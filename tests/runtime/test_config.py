@@ -313,3 +313,70 @@ def test_api_key_from_file_is_stripped(write_config):
         write_config({"providers": [{"name": "k", "type": "kagi", "apiKey": f"  {SECRET}\n"}]})
     )
     assert config.providers[0].api_key == SECRET
+
+
+# --- searchFallback and searchFusion ----------------------------------------------------------
+
+SEARCHERS = [
+    {"name": "kagi", "type": "kagi", "apiKey": SECRET},
+    {"name": "brave", "type": "brave", "apiKey": SECRET},
+    {"name": "searx", "type": "searxng", "options": {"baseUrl": "https://searx.example.org"}},
+    {"name": "local", "type": "direct"},
+]
+
+
+def test_search_failover_is_on_in_the_providers_order_by_default(write_config):
+    config = load_config(write_config({"providers": SEARCHERS}))
+    assert config.search_fallback is True and config.search_fusion is None
+    assert config.warnings == ()
+
+
+@pytest.mark.parametrize(
+    "value, expected",
+    [(False, False), (True, True), (["searx", "brave"], ("searx", "brave"))],
+)
+def test_search_fallback_is_off_on_or_an_order(write_config, value, expected):
+    config = load_config(write_config({"providers": SEARCHERS, "searchFallback": value}))
+    assert config.search_fallback == expected
+
+
+def test_a_search_fallback_that_cannot_be_read_turns_failover_off(write_config):
+    config = load_config(write_config({"providers": SEARCHERS, "searchFallback": "brave"}))
+    assert config.search_fallback is False
+    assert [str(w) for w in config.warnings] == [
+        "searchFallback: expected true, false or a list of provider names, got the string "
+        '"brave"; search failover is off'
+    ]
+
+
+def test_search_fallback_names_that_cannot_search_are_ignored(write_config):
+    config = load_config(
+        write_config({"providers": SEARCHERS, "searchFallback": ["local", "nope", "brave"]})
+    )
+    assert config.search_fallback == ("brave",)
+    assert [str(w) for w in config.warnings] == [
+        "searchFallback: 'local' ignored (it cannot search; search providers: kagi, brave, searx)",
+        "searchFallback: 'nope' ignored (no such provider; search providers: kagi, brave, searx)",
+    ]
+
+
+@pytest.mark.parametrize(
+    "value, expected, warned",
+    [
+        ("all", "all", 0),
+        (["kagi", "searx"], ("kagi", "searx"), 0),
+        (["kagi"], None, 1),  # one provider is no fusion
+        ("yes", None, 1),
+    ],
+)
+def test_search_fusion_is_all_or_two_names_or_off(write_config, value, expected, warned):
+    config = load_config(write_config({"providers": SEARCHERS, "searchFusion": value}))
+    assert config.search_fusion == expected
+    assert len(config.warnings) == warned
+
+
+def test_the_shared_file_reads_the_search_keys_too(write_config):
+    config = load_config(
+        write_config({"kagiApiKey": SECRET, "braveApiKey": SECRET, "searchFallback": False})
+    )
+    assert config.shape == "shared" and config.search_fallback is False

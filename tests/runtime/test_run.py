@@ -187,3 +187,65 @@ def test_the_ladder_keeps_its_state_by_url(fetchers):
         "fetched through painter (painter): the first fetch was refused (HTTP 429)",
         "also sent to second (second): blocked",
     )
+
+
+# --- search failover: decided on the error's kind -----------------------------------------------
+
+
+class Failing:
+    """A search provider that fails as its name says (``quota``, ``bad``) or answers."""
+
+    calls: list = []
+
+    def __init__(self, config):
+        self.name = config.name
+
+    def search(self, request, ctx):
+        from pi_web_tools import ErrorKind, ProviderError
+
+        Failing.calls.append(self.name)
+        if self.name == "quota":
+            # The words say nothing of quota: only the kind does.
+            raise ProviderError("quota: no", provider=self.name, kind=ErrorKind.QUOTA)
+        if self.name == "bad":
+            raise ProviderError("bad: HTTP 400", provider=self.name, status=400)
+        return SearchResponse(hits=(SearchHit(title=self.name, url=f"https://{self.name}.test/"),))
+
+
+@pytest.fixture
+def searchers(write_config):
+    Failing.calls = []
+    kinds = [ProviderType(name=n, factory=Failing, search=Search()) for n in ("quota", "bad", "ok")]
+    with testing.provider_types(*kinds):
+        yield lambda *names: write_config(
+            {"providers": [{"name": n, "type": n} for n in names], "cache": False}
+        )
+
+
+def test_a_failure_with_a_kind_goes_to_the_next_provider(searchers):
+    searchers("quota", "ok")
+    chain = [resolve_provider("search", "quota"), resolve_provider("search", "ok")]
+    served = run.search_in_turn(chain, SearchRequest(query="q"), None)
+    assert served.selection.entry.name == "ok"
+    assert [(s.entry.name, e.kind) for s, e in served.passed] == [("quota", "quota")]
+    assert Failing.calls == ["quota", "ok"]
+
+
+def test_a_failure_without_a_kind_ends_the_query(searchers):
+    from pi_web_tools import ProviderError
+
+    searchers("bad", "ok")
+    chain = [resolve_provider("search", "bad"), resolve_provider("search", "ok")]
+    with pytest.raises(ProviderError, match="bad: HTTP 400"):
+        run.search_in_turn(chain, SearchRequest(query="q"), None)
+    assert Failing.calls == ["bad"]
+
+
+def test_every_provider_failing_is_one_error_naming_each(searchers):
+    from pi_web_tools import ProviderError
+
+    searchers("quota", "bad")
+    chain = [resolve_provider("search", "quota"), resolve_provider("search", "bad")]
+    with pytest.raises(ProviderError) as caught:
+        run.search_in_turn(chain, SearchRequest(query="q"), None)
+    assert str(caught.value) == "every search provider failed: quota: quota: no; bad: bad: HTTP 400"

@@ -1,10 +1,11 @@
-"""Loopback fakes of the Kagi, Exa, Brave and Tavily APIs for end-to-end tests (on the tests' one loopback server)."""
+"""Loopback fakes of the Kagi, Exa, Brave, Tavily and SearXNG APIs for end-to-end tests (on the tests' one loopback server)."""
 
 from __future__ import annotations
 
 import json
+import time
 from http.server import BaseHTTPRequestHandler
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, urlparse, urlsplit
 
 from .loopback import LoopbackServer
 
@@ -18,9 +19,11 @@ class JsonHandler(BaseHTTPRequestHandler):
         pass
 
     def _send(self, status: int, body: dict) -> None:
-        data = json.dumps(body).encode()
+        self._reply(status, json.dumps(body).encode(), "application/json")
+
+    def _reply(self, status: int, data: bytes, content_type: str) -> None:
         self.send_response(status)
-        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
@@ -47,6 +50,7 @@ class FakeKagi(LoopbackServer):
         self.versions = versions
         self.error_key = error_key
         self.fail: tuple[int, str, str] | None = None
+        self.latency = 0.0  # seconds before every answer
         self.requests: list[dict] = []
         fake = self
 
@@ -89,6 +93,8 @@ class FakeKagi(LoopbackServer):
                 return True
 
             def _record(self, method: str, body=None) -> tuple[str, dict]:
+                if fake.latency:
+                    time.sleep(fake.latency)
                 parts = urlsplit(self.path)
                 query = {k: v[0] for k, v in parse_qs(parts.query).items()}
                 fake.requests.append(
@@ -351,11 +357,14 @@ class FakeBrave(LoopbackServer):
 
     def __init__(self, key: str):
         self.key = key
+        self.latency = 0.0  # seconds before every answer
         self.requests: list[dict] = []
         fake = self
 
         class Handler(JsonHandler):
             def do_GET(self):
+                if fake.latency:
+                    time.sleep(fake.latency)
                 parts = urlsplit(self.path)
                 query = {k: v[0] for k, v in parse_qs(parts.query).items()}
                 fake.requests.append({"path": parts.path, "query": query})
@@ -451,3 +460,190 @@ class FakeTavily(LoopbackServer):
                     self._send(404, {"detail": "Not Found"})
 
         super().__init__(Handler)
+
+
+#: Flask's page for ``abort(403)``: what SearXNG answers a format its settings.yml leaves out.
+FLASK_403 = (
+    "<!doctype html>\n<html lang=en>\n<title>403 Forbidden</title>\n<h1>Forbidden</h1>\n"
+    "<p>You don&#39;t have the permission to access the requested resource. It is either "
+    "read-protected or not readable by the server.</p>\n"
+)
+
+
+def searx_results(q: str) -> list[dict]:
+    """Three results for *q*, as a SearXNG instance's engines would merge them."""
+    slug = "-".join(q.split()) or "empty"
+    return [
+        {
+            "url": f"https://searx.example/{slug}/{i}",
+            "title": f"{q} {i}",
+            "content": f"On {q} ({i})",
+        }
+        for i in range(1, 4)
+    ]
+
+
+class FakeSearxng(LoopbackServer):
+    """SearXNG's ``GET /search`` as searx/webapp.py and webutils.get_json_response serve it
+    (searxng/searxng @9fea412): ``format`` not in *formats* (its settings.yml ``search.formats``)
+    is Flask's 403 page; no ``q`` is 400 ``{"error": "No query"}``; a bad ``pageno`` or
+    ``time_range`` is 400 ``Invalid value … for parameter …``; the JSON body is ``{query,
+    results, answers, corrections, infoboxes, suggestions, unresponsive_engines}``, each result
+    with ``engines``, ``positions``, ``score``, ``category``, ``parsed_url`` and
+    ``publishedDate``. With *limiter*, the bot detection's plain ``429 Too Many Requests``.
+
+    *results* maps a query to its results (``url``, ``title``, ``content``, optional
+    ``publishedDate``); *unresponsive* lists ``[engine, reason]`` pairs; *latency* delays every
+    answer."""
+
+    def __init__(
+        self,
+        formats: tuple[str, ...] = ("html", "json"),
+        results=searx_results,
+        *,
+        limiter: bool = False,
+        unresponsive: tuple = (),
+        latency: float = 0.0,
+        status: int | None = None,
+    ):
+        self.fail_for: dict[str, int] = {}  # a query -> the status it is answered with
+        self.formats = formats
+        self.results = results
+        self.limiter = limiter
+        self.unresponsive = unresponsive
+        self.latency = latency
+        self.status = status  # a status every /search answers with (5xx outages)
+        self.requests: list[dict] = []
+        fake = self
+
+        class Handler(JsonHandler):
+            def _html(self, status: int, text: str) -> None:
+                self._reply(status, text.encode(), "text/html; charset=utf-8")
+
+            def do_GET(self):
+                parts = urlsplit(self.path)
+                query = {k: v[0] for k, v in parse_qs(parts.query).items()}
+                fake.requests.append(
+                    {"path": parts.path, "query": query, "headers": dict(self.headers)}
+                )
+                if fake.latency:
+                    time.sleep(fake.latency)
+                if parts.path == "/healthz":
+                    return self._html(200, "OK")
+                if parts.path != "/search":
+                    return self._html(404, "<title>404 Not Found</title>")
+                if fake.limiter:
+                    return self._html(429, "Too Many Requests")
+                status = fake.fail_for.get(query.get("q", ""), fake.status)
+                if status is not None:
+                    return self._send(status, {"error": "search error"})
+                output = query.get("format", "html")
+                if output not in ("html", "csv", "json", "rss"):
+                    output = "html"
+                if output not in fake.formats:
+                    return self._html(403, FLASK_403)
+                if output != "json":
+                    return self._html(200, "<title>SearXNG</title>")
+                q = query.get("q", "")
+                if not q:
+                    return self._send(400, {"error": "No query"})
+                pageno = query.get("pageno", "1")
+                if not pageno.isdigit() or int(pageno) < 1:
+                    return self._send(
+                        400, {"error": f"Invalid value {pageno} for parameter pageno"}
+                    )
+                span = query.get("time_range")
+                if span not in (None, "", "None", "day", "week", "month", "year"):
+                    return self._send(
+                        400, {"error": f"Invalid value {span} for parameter time_range"}
+                    )
+                category = (query.get("categories") or "general").split(",")[0]
+                results = []
+                for position, item in enumerate(fake.results(q), 1):
+                    url = urlparse(item["url"])
+                    engines = item.get("engines", ["duckduckgo", "brave"])
+                    results.append(
+                        {
+                            "template": "default.html",
+                            "url": item["url"],
+                            "title": item["title"],
+                            "content": item.get("content", ""),
+                            "engine": engines[0],
+                            "parsed_url": list(url),
+                            "img_src": "",
+                            "thumbnail": "",
+                            "priority": "",
+                            "engines": engines,
+                            "positions": [position] * len(engines),
+                            "score": round(len(engines) * 1.0 / position, 3),
+                            "category": category,
+                            "publishedDate": item.get("publishedDate"),
+                        }
+                    )
+                self._send(
+                    200,
+                    {
+                        "query": q,
+                        "results": results,
+                        "answers": [],
+                        "corrections": [],
+                        "infoboxes": [],
+                        "suggestions": [f"{q} tutorial"] if results else [],
+                        "unresponsive_engines": [list(p) for p in fake.unresponsive],
+                    },
+                )
+
+        super().__init__(Handler)
+
+
+def serve_for_trying(agent: str | None = None, key: str = "fake-key-for-trying") -> int:
+    """``python -m tests.support.fake_apis``: serve fake Kagi, Exa, Brave and Tavily on
+    loopback until Ctrl-C, with a ``web-search.json`` that points pi-web at them, so the paid
+    providers can be tried without a key; prints the one line that uses them."""
+    import os
+    import signal
+    import tempfile
+    import threading
+    from pathlib import Path
+
+    fakes = {
+        "kagi": FakeKagi(key),
+        "exa": FakeExa(key),
+        "brave": FakeBrave(key),
+        "tavily": FakeTavily(key),
+    }
+    for fake in fakes.values():
+        fake.start()
+    folder = Path(agent) if agent else Path(tempfile.mkdtemp(prefix="pi-web-fakes-"))
+    folder.mkdir(parents=True, exist_ok=True)
+    providers = [
+        {"name": name, "type": name, "apiKey": key, "options": {"baseUrl": fake.base_url}}
+        for name, fake in fakes.items()
+    ]
+    path = folder / "web-search.json"
+    path.write_text(json.dumps({"defaultProvider": "kagi", "providers": providers}, indent=2))
+    path.chmod(0o600)
+    print(
+        "Fake Kagi, Exa, Brave and Tavily APIs are serving on 127.0.0.1 (Ctrl-C stops them).\n"
+        f"In another shell: export PI_CODING_AGENT_DIR={folder}\n"
+        'then: pi-web search "rust async" (or --provider exa, brave, tavily), '
+        "pi-web summarize https://example.com/a",
+        flush=True,
+    )
+    stop = threading.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: stop.set())
+    while not stop.wait(0.5):
+        pass
+    for fake in fakes.values():
+        fake.close()
+    if not agent:
+        path.unlink(missing_ok=True)
+        os.rmdir(folder)
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(serve_for_trying(sys.argv[1] if len(sys.argv) > 1 else None))

@@ -52,6 +52,22 @@ def result_text(result) -> str:
     return "\n".join(block.text for block in result.content)
 
 
+# --------------------------------------------------------------------------- pi-web
+
+
+def pi_web(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    """The `pi-web` CLI with *args* (no colour), in this test's agent dir."""
+    env = dict(os.environ if env is None else env, NO_COLOR="1")
+    return subprocess.run([PI_WEB, *args], capture_output=True, text=True, env=env, timeout=60)
+
+
+def pi_web_call(tool: str, args: dict) -> dict:
+    """`pi-web call TOOL ARGS --json`: the result as the JSON object it prints."""
+    proc = pi_web("call", tool, json.dumps(args), "--json")
+    assert proc.stdout, proc.stderr
+    return json.loads(proc.stdout)
+
+
 # --------------------------------------------------------------------------- MCP over stdio
 
 
@@ -113,9 +129,10 @@ class Running:
 
 
 def start_mcp_http(
-    args: list[str], env: dict[str, str]
+    args: list[str], env: dict[str, str], preexec_fn=None
 ) -> tuple[subprocess.Popen, list[str], int | None]:
-    """Start `pi-web mcp --http ARGS`; the process, its stderr lines so far and its port."""
+    """Start `pi-web mcp --http ARGS` (*preexec_fn* runs in the child before it starts); the
+    process, its stderr lines so far and its port."""
     proc = subprocess.Popen(
         [PI_WEB, "mcp", "--http", *args],
         stdin=subprocess.DEVNULL,
@@ -123,6 +140,7 @@ def start_mcp_http(
         stderr=subprocess.PIPE,
         text=True,
         env={**os.environ, **env},
+        preexec_fn=preexec_fn,
     )
     lines: list[str] = []
     found = threading.Event()
@@ -143,10 +161,12 @@ def start_mcp_http(
 
 
 @contextmanager
-def mcp_http_serving(agent_dir: Path, *args: str, env: dict | None = None):
+def mcp_http_serving(agent_dir: Path, *args: str, env: dict | None = None, preexec_fn=None):
     """`pi-web mcp --http --port 0 ARGS` running; stopped with SIGTERM (exit 0) afterwards."""
     proc, lines, port = start_mcp_http(
-        ["--port", "0", *args], {"PI_CODING_AGENT_DIR": str(agent_dir), **(env or {})}
+        ["--port", "0", *args],
+        {"PI_CODING_AGENT_DIR": str(agent_dir), **(env or {})},
+        preexec_fn,
     )
     try:
         assert port is not None, "".join(lines)
@@ -234,3 +254,16 @@ def declare_distribution(root: Path, dist: str, group: str, name: str, module: s
         f"Metadata-Version: 2.1\nName: {project.replace('_', '-')}\nVersion: {version}\n"
     )
     (info / "entry_points.txt").write_text(f"[{group}]\n{name} = {module}\n")
+
+
+#: An MCP ``initialize`` request at a handshake-era version, as a hand-written client sends it.
+MCP_INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "test client", "version": "1"},
+    },
+}

@@ -136,3 +136,10 @@ def test_expanded_summary_shows_every_character_of_long_paragraphs():
     paragraph = "word " * 300
     result = ToolResult(content=paragraph.strip(), details={"summaryType": "summary", "tokens": 10})
     assert render.render_result("summarize", result, EXPANDED, THEME).endswith(paragraph.strip())
+
+
+def test_a_fused_search_call_names_its_providers():
+    line = render.render_call(
+        "web_search", {"queries": ["rust"], "provider": ["kagi", "brave"]}, PlainTheme()
+    )
+    assert line == 'web_search "rust" via kagi + brave'
