@@ -26,13 +26,14 @@ class Scripted:
 
     calls: list[str] = []
     failure: ProviderError | None = None
+    only: str | None = None  # the provider that fails (None: each)
 
     def __init__(self, config):
         self.name = config.name
 
     def search(self, request, ctx):
         Scripted.calls.append(self.name)
-        if Scripted.failure is not None:
+        if Scripted.failure is not None and Scripted.only in (None, self.name):
             raise Scripted.failure
         return SearchResponse(hits=(SearchHit(title=request.query, url="https://a.test/"),))
 
@@ -40,7 +41,7 @@ class Scripted:
 @pytest.fixture
 def team(write_config):
     """Two keyless search providers, 'one' and 'two', no cache; write ``limits`` with it."""
-    Scripted.calls, Scripted.failure = [], None
+    Scripted.calls, Scripted.failure, Scripted.only = [], None, None
     kinds = [
         ProviderType(name=n, factory=Scripted, options_class=ApiOptions, search=Search())
         for n in ("one", "two")
@@ -204,3 +205,20 @@ def test_a_limit_holds_for_calls_that_start_together(host, team, where):
     for thread in threads:
         thread.join(30)
     assert len(Scripted.calls) == 5
+
+
+def test_a_resting_provider_is_failed_over_like_its_own_429(host, team, where):
+    """One notion of a cooldown: search failover moves a query past a provider that rests
+    after a 429 at once, as it does for the 429 itself, and the note says why."""
+    failure = ProviderError("HTTP 429 Too Many Requests", provider="one", status=429)
+    failure.retry_after = 120.0
+    Scripted.failure, Scripted.only = failure, "one"
+    first = host.call("web_search", {"queries": ["q"]}, ToolContext(caller="alice"))
+    Scripted.failure = None
+    if where == "redis":
+        state.reset()  # the next call lands on another replica
+    second = host.call("web_search", {"queries": ["r"]}, ToolContext(caller="alice"))
+    assert not first.is_error and not second.is_error
+    assert "answered by two because one failed (rate limit)" in second.text
+    assert "one is resting after a rate limit (HTTP 429) for 120 s more" in second.text
+    assert Scripted.calls == ["one", "two", "two"]  # not called while it rests
