@@ -195,7 +195,7 @@ class Tokens:
             tokens = parse_tokens(text, f"--token-file {self.path}")
         except TokenError as exc:
             self._tokens, self._problem = {}, str(exc)
-            if self.log is not None and was != self._problem:
+            if self.log is not None and was != self._problem and self._checked:
                 self.log(f"{exc}; every request is refused until it is fixed")
             return
         if os.name == "posix" and self.log is not None:
