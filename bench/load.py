@@ -6,6 +6,10 @@ and checks that every call succeeds and that memory, threads and file descriptor
 once). ``--quick`` does 4 processes x 5 calls and 200 calls (the test suite runs it). Exits 1
 when a check fails. Linux only (it reads /proc).
 
+``python bench/load.py --team`` runs ``bench/team.py``: two replicas behind a loopback round
+robin, with and without a shared Redis (downloads, a limit held across replicas, the latency of
+a cached read).
+
 ``python bench/load.py --http-idle`` measures the HTTP MCP server instead: N concurrent
 authenticated clients (``--clients``, default 20) making ``--calls`` tool calls each, first with
 no other connection open, then while ``--idle`` (default 150) sockets that never send a request
@@ -381,12 +385,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--calls", type=int, default=10, help="--http-idle: calls per client")
     parser.add_argument("--idle", type=int, default=150, help="--http-idle: idle sockets held open")
     parser.add_argument(
+        "--team",
+        action="store_true",
+        help="two replicas behind a round robin with and without a shared Redis (bench/team.py)",
+    )
+    parser.add_argument(
         "--open-files",
         type=int,
         metavar="N",
         help="--http-idle: the server's limit of open files (soft and hard), e.g. 1024",
     )
     options = parser.parse_args(argv)
+    if options.team:
+        import team
+
+        return team.main(["--quick"] if options.quick else [])
     if options.child:
         _child(options.child[0], int(options.child[1]))
         return 0

@@ -108,7 +108,7 @@ class Team:
             if redis_url:
                 env["PI_WEB_STATE"] = redis_url
             # Behind the balancer, clients name its address: the replicas allow it.
-            proc, port = _serve_http(agent, env, ("--allow-host", "127.0.0.1"))
+            proc, port = _serve_http(agent, env=env, args=("--allow-host", "127.0.0.1"))
             self.procs.append(proc)
             ports.append(port)
         self.balancer = RoundRobin(ports)
@@ -200,10 +200,21 @@ def downloads(redis: RedisServer | None, users: int, replicas: int) -> dict:
         }
 
 
-def limits(redis: RedisServer | None, calls: int, limit: int, replicas: int, clients: int) -> dict:
+def limits(
+    redis: RedisServer | None,
+    calls: int,
+    limit: int,
+    replicas: int,
+    clients: int,
+    setting: str = "providers",
+) -> dict:
+    """*calls* fresh searches through the round robin, *clients* at once, with a limit of
+    *limit* a minute on the provider (``providers``) or on the one caller (``perToken``)."""
+    rates = f"{limit}/minute"
     with tempfile.TemporaryDirectory() as folder, FakeAPI(0.02) as fake:
         agent = Path(folder)
-        _config(agent, fake.url, {"providers": {"kagi": f"{limit}/minute"}})
+        chosen = {"providers": {"kagi": rates}} if setting == "providers" else {"perToken": rates}
+        _config(agent, fake.url, chosen)
         if redis is not None:
             redis.client().flushall()
         team = Team(agent, replicas, redis.url if redis else None)
@@ -221,8 +232,9 @@ def limits(redis: RedisServer | None, calls: int, limit: int, replicas: int, cli
             wall = time.perf_counter() - start
         finally:
             team.close()
-        refused = [o for o in outcomes if not o[0] and "team's limit" in o[2]]
-        other = [o[2] for o in outcomes if not o[0] and "team's limit" not in o[2]]
+        said = ("team's limit", "Rate limit:")
+        refused = [o for o in outcomes if not o[0] and any(s in o[2] for s in said)]
+        other = [o[2] for o in outcomes if not o[0] and not any(s in o[2] for s in said)]
         return {
             "calls": calls,
             "reached": fake.requests["/api/v0/search"],
@@ -317,19 +329,27 @@ def main(argv: list[str] | None = None) -> int:
             )
             if server is not None:
                 ok &= row["downloads"] == 1 and not row["failures"] and row["whole"] == users
-        print(f"\n2. {calls} web_search calls (fresh), limits.providers.kagi {limit}/minute")
-        print(
-            f"{'':26}{'calls':>7}{'reached kagi':>14}{'refused':>9}{'other':>7}{'goal':>8}{'wall s':>8}"
-        )
-        for label, server in modes:
-            row = limits(server, calls, limit, replicas, clients=8)
-            goal = limit + replicas
+        for number, setting, named in (
+            ("2a", "providers", "limits.providers.kagi"),
+            ("2b", "perToken", "limits.perToken"),
+        ):
             print(
-                f"{label:26}{row['calls']:>7}{row['reached']:>14}{row['refused']:>9}"
-                f"{len(row['other_failures']):>7}{'<= ' + str(goal):>8}{row['wall']:>8.2f}"
+                f"\n{number}. {calls} web_search calls (fresh) by one caller, 8 at once, "
+                f"{named} {limit}/minute"
             )
-            if server is not None:
-                ok &= row["reached"] <= goal and not row["other_failures"]
+            print(
+                f"{'':26}{'calls':>7}{'reached kagi':>14}{'refused':>9}{'other':>7}{'goal':>8}"
+                f"{'wall s':>8}"
+            )
+            for label, server in modes:
+                row = limits(server, calls, limit, replicas, 8, setting)
+                goal = limit + replicas
+                print(
+                    f"{label:26}{row['calls']:>7}{row['reached']:>14}{row['refused']:>9}"
+                    f"{len(row['other_failures']):>7}{'<= ' + str(goal):>8}{row['wall']:>8.2f}"
+                )
+                if server is not None:
+                    ok &= row["reached"] <= goal and not row["other_failures"]
         print(f"\n3. a cached read in this process, p50 of {reads} (ms)")
         found = latency(redis, reads)
         print(f"{'':26}{'web_fetch':>11}{'cache.get':>11}")
