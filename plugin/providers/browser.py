@@ -83,8 +83,10 @@ EXECUTABLES = (
 #: A switch Chromium ignores, given this process's id (``--pi-web-tools-browser=1234``), so its
 #: browsers can be told apart from other processes' (tests look for them).
 MARKER = "--pi-web-tools-browser"
-#: Another, numbering the browsers this process launched, to find each one's processes.
+#: Another, naming each browser launched (this process's id and a number), to find its processes.
 LAUNCH_MARKER = "--pi-web-tools-launch"
+
+
 LAUNCH_ARGS = (
     "--disable-gpu",
     "--disable-quic",
@@ -306,6 +308,11 @@ def _command_line(pid: int) -> bytes:
         return b""
 
 
+def _launch_mark(launch: int) -> str:
+    """The switch that names browser number *launch* of this process."""
+    return f"{LAUNCH_MARKER}={os.getpid()}.{launch}"
+
+
 def _find_launched(marker: bytes) -> int | None:
     """The process whose command line carries *marker* (Linux), or ``None``."""
     try:
@@ -360,7 +367,7 @@ class _Browser:
             prlimit = resource.prlimit
         except (ImportError, AttributeError):
             return
-        pid = _find_launched(f"{LAUNCH_MARKER}={launch}".encode())
+        pid = _find_launched(_launch_mark(launch).encode())
         if pid is None:
             return
         for _ in range(20):
@@ -498,7 +505,7 @@ class _Engine:
                 # The certificate of the call's proxy, which answers every HTTPS tunnel.
                 f"--ignore-certificate-errors-spki-list={pin}",
                 f"{MARKER}={os.getpid()}",
-                f"{LAUNCH_MARKER}={launch}",
+                _launch_mark(launch),
             ],
             "handle_sigint": False,
             "env": browser_environment(),

@@ -312,16 +312,7 @@ def test_mcp_answers_requests_piped_before_end_of_input(agent_dir):
     """`pi-web mcp < requests`: requests that arrive together with the end of input are still
     answered (initialize and tools/list), then the server exits 0 with nothing on stderr."""
     requests = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "pipe-test", "version": "1"},
-            },
-        },
+        MCP_INITIALIZE,
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
     ]

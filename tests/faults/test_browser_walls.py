@@ -183,8 +183,14 @@ def test_a_redirect_to_a_file_url_is_refused_as_an_unsupported_scheme(sites, wri
 
 # --- item 6: each URL of a call on its own ------------------------------------------------------
 
-#: Draws its text, goes quiet, then holds its thread for ever.
-LOOPS_ONCE_QUIET = "setTimeout(function () { while (true) {} }, 300);"
+#: Draws its text, fetches its data, and once that came (the page is quiet) holds its thread
+#: for ever.
+LOOPS_ONCE_QUIET = (
+    "fetch('/data').then(r => r.text()).then(t => {"
+    " document.querySelector('h1').textContent = 'Loaded ' + t; while (true) {} });"
+)
+#: What the looping page fetches.
+DATA = (200, {"Content-Type": "text/plain"}, b"its data")
 #: Fills the JavaScript heap past V8's limit at once: the renderer dies (out of memory).
 CRASHES = "window.kept = []; for (let i = 0; i < 100; i++) kept.push(new Array(1e7).fill(i + 0.5));"
 #: Fills 3 GB of array buffers, each byte touched, before its page can load.
@@ -207,6 +213,7 @@ def test_each_url_of_a_browser_call_succeeds_or_fails_on_its_own(sites, write_co
             "http://shell.example/one": html(shell(words="the first page")),
             "http://shell.example/two": html(shell(words="the second page")),
             "http://shell.example/loops": html(shell(LOOPS_ONCE_QUIET, words="a looping page")),
+            "http://shell.example/data": DATA,
             "http://shell.example/crashes": html(shell(CRASHES)),
         }
     )
@@ -223,6 +230,7 @@ def test_each_url_of_a_browser_call_succeeds_or_fails_on_its_own(sites, write_co
     assert "This text was the first page in the page." in text
     assert "This text was the second page in the page." in text
     assert "This text was a looping page in the page." in text
+    assert "Loaded its data" in text
     assert "The page's scripts were still running when it was read; they were stopped" in text
     assert result["elapsed"] < 25, result["elapsed"]
 
@@ -330,6 +338,7 @@ def test_one_mcp_clients_hostile_pages_leave_the_other_clients_reads_alone(
         for read in range(4)
     }
     routes["http://shell.example/loops"] = html(shell(LOOPS_ONCE_QUIET))
+    routes["http://shell.example/data"] = DATA
     routes["http://shell.example/crashes"] = html(shell(CRASHES))
     routes["http://shell.example/eats"] = html(shell(EATS_MEMORY))
     proxy = sites(routes)
