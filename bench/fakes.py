@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
@@ -18,6 +19,8 @@ class FakeAPI:
         self.latency = latency
         self.pages = dict(pages or {})
         self.connections = 0
+        #: Requests per path (``/api/v0/search``, ``/page/3``).
+        self.requests: Counter[str] = Counter()
         self._lock = threading.Lock()
         fake = self
 
@@ -43,6 +46,8 @@ class FakeAPI:
 
             def do_GET(self):
                 parts = urlsplit(self.path)
+                with fake._lock:
+                    fake.requests[parts.path] += 1
                 if parts.path in fake.pages:
                     self._reply(*fake.pages[parts.path])
                 elif parts.path == "/api/v0/search":

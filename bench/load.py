@@ -6,6 +6,10 @@ and checks that every call succeeds and that memory, threads and file descriptor
 once). ``--quick`` does 4 processes x 5 calls and 200 calls (the test suite runs it). Exits 1
 when a check fails. Linux only (it reads /proc).
 
+``python bench/load.py --team`` runs ``bench/team.py``: two replicas behind a loopback round
+robin, with and without a shared Redis (downloads, a limit held across replicas, the latency of
+a cached read).
+
 ``python bench/load.py --http-idle`` measures the HTTP MCP server instead: N concurrent
 authenticated clients (``--clients``, default 20) making ``--calls`` tool calls each, first with
 no other connection open, then while ``--idle`` (default 150) sockets that never send a request
@@ -133,9 +137,15 @@ TOKEN = "bench-token-" + "5" * 24
 IDLE_WARM_SECONDS = 6.0
 
 
-def _serve_http(agent: Path, open_files: int | None = None) -> tuple[subprocess.Popen, int]:
+def _serve_http(
+    agent: Path,
+    open_files: int | None = None,
+    env: dict | None = None,
+    args: tuple[str, ...] = (),
+) -> tuple[subprocess.Popen, int]:
     """``pi-web mcp --http --port 0`` with a bearer token (and *open_files* as its soft and
-    hard limit of open files); its process and port."""
+    hard limit of open files, *env* added to the environment, *args* to the command); its
+    process and port."""
     import re
 
     def limit() -> None:
@@ -145,13 +155,18 @@ def _serve_http(agent: Path, open_files: int | None = None) -> tuple[subprocess.
 
     pi_web = str(Path(sys.executable).parent / "pi-web")
     proc = subprocess.Popen(
-        [pi_web, "mcp", "--http", "--port", "0"],
+        [pi_web, "mcp", "--http", "--port", "0", *args],
         preexec_fn=limit if open_files else None,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
-        env={**os.environ, "PI_CODING_AGENT_DIR": str(agent), "PI_WEB_MCP_TOKEN": TOKEN},
+        env={
+            **os.environ,
+            "PI_CODING_AGENT_DIR": str(agent),
+            "PI_WEB_MCP_TOKEN": TOKEN,
+            **(env or {}),
+        },
     )
     port: list[int] = []
     ready = threading.Event()
@@ -172,9 +187,11 @@ def _serve_http(agent: Path, open_files: int | None = None) -> tuple[subprocess.
     return proc, port[0]
 
 
-def _tool_call(port: int, index: int) -> tuple[bool, float, str]:
-    """One authenticated tools/call (web_search, uncached) on a new connection: (ok, seconds,
-    what went wrong)."""
+def call_tool(
+    port: int, index: int, name: str, arguments: dict, token: str = TOKEN
+) -> tuple[bool, float, str, dict]:
+    """One authenticated ``tools/call`` on a new connection: (ok, seconds, what went wrong,
+    the result)."""
     import http.client
 
     body = json.dumps(
@@ -182,17 +199,14 @@ def _tool_call(port: int, index: int) -> tuple[bool, float, str]:
             "jsonrpc": "2.0",
             "id": index,
             "method": "tools/call",
-            "params": {
-                "name": "web_search",
-                "arguments": {"queries": [f"idle bench {index}"], "fresh": True},
-            },
+            "params": {"name": name, "arguments": arguments},
         }
     )
     headers = {
         "Content-Type": "application/json",
         "Accept": "application/json, text/event-stream",
         "MCP-Protocol-Version": "2025-06-18",
-        "Authorization": f"Bearer {TOKEN}",
+        "Authorization": f"Bearer {token}",
     }
     start = time.perf_counter()
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
@@ -201,19 +215,28 @@ def _tool_call(port: int, index: int) -> tuple[bool, float, str]:
         response = conn.getresponse()
         data = response.read()
     except OSError as exc:
-        return False, time.perf_counter() - start, f"{type(exc).__name__}: {exc}"
+        return False, time.perf_counter() - start, f"{type(exc).__name__}: {exc}", {}
     finally:
         conn.close()
     seconds = time.perf_counter() - start
     if response.status != 200:
-        return False, seconds, f"HTTP {response.status}"
+        return False, seconds, f"HTTP {response.status}", {}
     try:
         result = json.loads(data)["result"]
     except (ValueError, KeyError, TypeError):
-        return False, seconds, "not a JSON-RPC result"
+        return False, seconds, "not a JSON-RPC result", {}
     if result.get("isError"):
-        return False, seconds, "tool error: " + str(result.get("content"))[:120]
-    return True, seconds, ""
+        return False, seconds, "tool error: " + str(result.get("content"))[:120], result
+    return True, seconds, "", result
+
+
+def _tool_call(port: int, index: int) -> tuple[bool, float, str]:
+    """One authenticated tools/call (web_search, uncached) on a new connection: (ok, seconds,
+    what went wrong)."""
+    ok, seconds, why, _ = call_tool(
+        port, index, "web_search", {"queries": [f"idle bench {index}"], "fresh": True}
+    )
+    return ok, seconds, why
 
 
 class IdleSockets:
@@ -362,12 +385,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--calls", type=int, default=10, help="--http-idle: calls per client")
     parser.add_argument("--idle", type=int, default=150, help="--http-idle: idle sockets held open")
     parser.add_argument(
+        "--team",
+        action="store_true",
+        help="two replicas behind a round robin with and without a shared Redis (bench/team.py)",
+    )
+    parser.add_argument(
         "--open-files",
         type=int,
         metavar="N",
         help="--http-idle: the server's limit of open files (soft and hard), e.g. 1024",
     )
     options = parser.parse_args(argv)
+    if options.team:
+        import team
+
+        return team.main(["--quick"] if options.quick else [])
     if options.child:
         _child(options.child[0], int(options.child[1]))
         return 0

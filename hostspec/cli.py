@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import sys
 import threading
 from collections.abc import Callable, Sequence
@@ -324,7 +325,11 @@ def _mcp_arguments(parser: argparse.ArgumentParser) -> None:
     http.add_argument("--http", action="store_true", help="serve streamable HTTP at /mcp")
     http.add_argument("--host", help="address to bind (default 127.0.0.1)")
     http.add_argument("--port", type=int, help="port to bind (default 8080; 0: any free port)")
-    http.add_argument("--token-file", metavar="PATH", help="file holding the bearer token")
+    http.add_argument(
+        "--token-file",
+        metavar="PATH",
+        help="file holding the bearer token, or one 'name: token' line per person",
+    )
     http.add_argument(
         "--allow-host",
         action="append",
@@ -340,9 +345,20 @@ def _mcp_arguments(parser: argparse.ArgumentParser) -> None:
     http.add_argument(
         "--max-calls", type=int, metavar="N", help="tool calls run at once (default 32)"
     )
+    parser.add_argument(
+        "--state",
+        metavar="URL",
+        help="shared state for several replicas: redis://HOST:6379/0 (or valkey://, rediss://); "
+        "a password belongs in PI_WEB_STATE, not here",
+    )
 
 
 def _mcp(options: argparse.Namespace, cli: CommandContext) -> int:
+    if options.state is not None:
+        problem = _state_problem(options.state)
+        if problem:
+            return _usage_error(f"mcp: --state {problem}")
+        os.environ["PI_WEB_STATE"] = options.state  # the plugins' shared state (docs/mcp.md)
     http_only = ("host", "port", "token_file", "allow_host", "allow_origin", "max_calls")
     if not options.http:
         given = [name for name in http_only if getattr(options, name) is not None]
@@ -365,6 +381,26 @@ def _mcp(options: argparse.Namespace, cli: CommandContext) -> int:
             max_calls=32 if options.max_calls is None else options.max_calls,
         ),
     )
+
+
+def _state_problem(url: str) -> str | None:
+    """Why *url* cannot be given to ``--state``: a password on a command line (every user can
+    read it with ``ps``), or not a URL."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        password = parts.password
+    except ValueError:
+        return "is not a URL (redis://HOST:6379/0)"
+    if "://" not in url:
+        return "is not a URL (redis://HOST:6379/0)"
+    if password:
+        return (
+            "holds a password, which every user of this machine could read in the command line "
+            "(ps): set the URL in the environment variable PI_WEB_STATE instead"
+        )
+    return None
 
 
 def _usage_error(message: str) -> int:

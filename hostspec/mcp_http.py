@@ -6,7 +6,10 @@ behind any load balancer with no session affinity. Uvicorn (installed with the S
 
 - Bound to loopback by default. Any other address needs a bearer token, read from
   ``PI_WEB_MCP_TOKEN`` or ``--token-file`` (never a command-line value, which ``ps`` shows);
-  a request without it gets 401. A token given on loopback is required too.
+  a request without it gets 401. A token given on loopback is required too. The file may
+  hold one ``name: token`` line per person (:mod:`.tokens`, read again when it changes); the
+  name of a request's token is its caller (``ToolContext.caller``, the log line), never the
+  token.
 - Host and Origin headers are checked against an allowlist (the SDK's DNS-rebinding
   protection): loopback names, the bound address and ``--allow-host`` / ``--allow-origin``.
 - ``GET /healthz`` answers 200 once the server accepts calls (no token needed; it tells nothing).
@@ -31,7 +34,6 @@ behind any load balancer with no session affinity. Uvicorn (installed with the S
 from __future__ import annotations
 
 import contextlib
-import hmac
 import ipaddress
 import json
 import logging
@@ -39,14 +41,14 @@ import os
 import re
 import secrets
 import socket
-import stat
 import sys
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from .mcp_server import check_sdk, finish, load_server, run_until_signal
+from .mcp_server import CALLER, check_sdk, finish, load_server, run_until_signal
+from .tokens import DEFAULT_NAME, TokenError, Tokens, check_token
 
 if TYPE_CHECKING:
     from .host import Host
@@ -56,7 +58,9 @@ __all__ = ["TOKEN_ENV", "HttpOptions", "UsageError", "serve_http"]
 TOKEN_ENV = "PI_WEB_MCP_TOKEN"
 #: pi's agent directory, where hosts and plugins keep their settings.
 AGENT_DIR_ENV = "PI_CODING_AGENT_DIR"
-MIN_TOKEN_LENGTH = 16
+#: The shared state's URL a plugin reads (``pi-web mcp --state`` sets it); shown without its
+#: password in the start lines.
+STATE_ENV = "PI_WEB_STATE"
 MCP_PATH = "/mcp"
 HEALTH_PATH = "/healthz"
 GRACEFUL_SECONDS = 5
@@ -105,71 +109,30 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def read_token(options: HttpOptions, environ: Mapping[str, str] | None = None) -> str | None:
-    """The bearer token from ``PI_WEB_MCP_TOKEN`` or ``--token-file``; None when neither is
-    set and the address is loopback. Raises :class:`UsageError` otherwise."""
+def read_tokens(options: HttpOptions, environ: Mapping[str, str] | None = None) -> Tokens | None:
+    """The bearer tokens, by name: ``PI_WEB_MCP_TOKEN`` (one, named ``default``) or the
+    ``--token-file`` (one token, or ``name: token`` lines, read again when it changes: see
+    :mod:`.tokens`); None when neither is set and the address is loopback. Raises
+    :class:`UsageError` otherwise."""
     environ = os.environ if environ is None else environ
     from_env = environ.get(TOKEN_ENV, "").strip() or None
     if from_env and options.token_file:
         raise UsageError(f"give the token either in {TOKEN_ENV} or with --token-file, not both")
-    token = from_env
-    if options.token_file:
-        token = _token_from_file(options.token_file)
-    if token is None:
-        if not is_loopback(options.host):
-            raise UsageError(
-                f"listening on {options.host} (not loopback) needs a bearer token: set "
-                f"{TOKEN_ENV} or pass --token-file PATH (for example a file holding the output "
-                "of: python -c 'import secrets; print(secrets.token_urlsafe(32))')"
-            )
-        return None
-    if len(token) < MIN_TOKEN_LENGTH or any(ch.isspace() for ch in token):
+    try:
+        if options.token_file:
+            return Tokens(path=options.token_file, log=_log)
+        if from_env:
+            return Tokens({DEFAULT_NAME: check_token(from_env, TOKEN_ENV)})
+    except TokenError as exc:
+        raise UsageError(str(exc)) from None
+    if not is_loopback(options.host):
         raise UsageError(
-            f"the bearer token must be at least {MIN_TOKEN_LENGTH} characters without spaces "
-            f"(got {len(token)}); make one with: "
-            "python -c 'import secrets; print(secrets.token_urlsafe(32))'"
+            f"listening on {options.host} (not loopback) needs a bearer token: set "
+            f"{TOKEN_ENV} or pass --token-file PATH (for example a file holding the output "
+            "of: python -c 'import secrets; print(secrets.token_urlsafe(32))', or one "
+            "'name: token' line per person)"
         )
-    return token
-
-
-#: The most a token file may hold (a token is at least 16 characters; 4 KiB leaves room).
-MAX_TOKEN_FILE_BYTES = 4096
-
-
-def _token_from_file(path: str) -> str:
-    """The token in *path*: a regular file of at most :data:`MAX_TOKEN_FILE_BYTES`. Opened
-    without blocking, so a FIFO (or a device) is refused at once instead of hanging start-up."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
-    except OSError as exc:
-        raise UsageError(f"--token-file {path}: {exc.strerror or exc}") from None
-    try:
-        with os.fdopen(fd, "rb") as handle:
-            info = os.fstat(handle.fileno())
-            if not stat.S_ISREG(info.st_mode):
-                raise UsageError(f"--token-file {path}: not a regular file")
-            if info.st_size > MAX_TOKEN_FILE_BYTES:
-                raise UsageError(
-                    f"--token-file {path}: too large for a token file ({info.st_size} bytes; "
-                    f"at most {MAX_TOKEN_FILE_BYTES})"
-                )
-            data = handle.read(MAX_TOKEN_FILE_BYTES + 1)  # bounded: it may grow after the stat
-    except OSError as exc:
-        raise UsageError(f"--token-file {path}: {exc.strerror or exc}") from None
-    if len(data) > MAX_TOKEN_FILE_BYTES:
-        raise UsageError(
-            f"--token-file {path}: too large for a token file (at most {MAX_TOKEN_FILE_BYTES} bytes)"
-        )
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise UsageError(f"--token-file {path}: not UTF-8 text") from None
-    token = text.strip()
-    if not token:
-        raise UsageError(f"--token-file {path}: the file is empty")
-    if os.name == "posix" and info.st_mode & (stat.S_IRGRP | stat.S_IROTH):
-        _log(f"warning: {path} is readable by other users; run: chmod 600 {path}")
-    return token
+    return None
 
 
 def security_settings(options: HttpOptions, port: int) -> Any:
@@ -305,13 +268,31 @@ def hide_local_paths(text: str, environ: Mapping[str, str] | None = None) -> str
     return text
 
 
+def shown_url(url: str) -> str:
+    """*url* with the password of a ``user:password@`` part shown as ``***``."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(url)
+        if parts.password is None:
+            return url
+    except ValueError:
+        return "(a URL that cannot be read)"
+    user = parts.username or ""
+    host = parts.netloc.rpartition("@")[2]
+    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
+
+
 def _log(message: str) -> None:
     print(f"pi-web mcp: {message}", file=sys.stderr, flush=True)
 
 
 def log_call(tool: str, outcome: str, seconds: float) -> None:
-    """One stderr line for a finished call: tool, outcome and duration (never arguments)."""
-    _log(f"call tool={tool} outcome={outcome} duration_ms={seconds * 1000:.0f}")
+    """One stderr line for a finished call: tool, its caller's name (never the token),
+    outcome and duration (never arguments)."""
+    caller = CALLER.get()
+    who = f" caller={caller}" if caller else ""
+    _log(f"call tool={tool}{who} outcome={outcome} duration_ms={seconds * 1000:.0f}")
 
 
 def _client(scope: dict) -> str:
@@ -452,29 +433,32 @@ class Gate:
     def __init__(
         self,
         handler: Callable,
-        token: str | None,
+        tokens: Tokens | None,
         tools: int,
         limit: int = 128,
         streaming: Callable | None = None,
     ):
         self.handler = handler
         self.streaming = streaming
-        self.token = token.encode() if token else None
+        self.tokens = tokens
         self.tools = tools
         self.limit = limit
         self.active = 0
         self.exchanges: set[Exchange] = set()
         self.calls: dict[tuple[str, str], Exchange] = {}
 
-    def authorized(self, scope: dict) -> bool:
-        """True when no token is set or the request carries it as ``Authorization: Bearer``."""
-        if self.token is None:
-            return True
+    def caller(self, scope: dict) -> str | None:
+        """The name of the token the request carries as ``Authorization: Bearer`` (``""``
+        when no token is set: anyone on loopback), or ``None``: unauthorized."""
+        if self.tokens is None:
+            return ""
         value = _header(scope, b"authorization")
         if value is None:
-            return False
+            return None
         scheme, _, credential = value.partition(b" ")
-        return scheme.lower() == b"bearer" and hmac.compare_digest(credential.strip(), self.token)
+        if scheme.lower() != b"bearer":
+            return None
+        return self.tokens.name_of(credential.strip())
 
     def challenge(self, scope: dict) -> bytes:
         """The ``WWW-Authenticate`` value of a 401 (RFC 6750): a Bearer challenge with no
@@ -518,7 +502,7 @@ class Gate:
                 await _send_json(watch, 404, {"error": NO_OAUTH})
             elif path.rstrip("/") != MCP_PATH:
                 await _send_json(watch, 404, {"error": f"not found; MCP is at {MCP_PATH}"})
-            elif not self.authorized(scope):
+            elif (caller := self.caller(scope)) is None:
                 await _send_json(
                     watch,
                     401,
@@ -544,6 +528,7 @@ class Gate:
                 )
             else:
                 self.active += 1
+                CALLER.set(caller or None)  # this request's task: its tool call and log line
                 try:
                     if method == "POST":
                         await self._post(scope, receive, watch, status)
@@ -867,7 +852,14 @@ async def _serve(
             await anyio.sleep(0.01)
         if server.started:
             port = sock.getsockname()[1]
-            auth = "bearer token required" if gate.token else "no token: loopback only"
+            auth = "no token: loopback only"
+            if gate.tokens is not None:
+                names = gate.tokens.names
+                auth = (
+                    "bearer token required"
+                    if names == [DEFAULT_NAME]
+                    else f"bearer tokens required: {len(names)} named"
+                )
             _log(
                 f"serving {gate.tools} tools at {_url(options.host, port)} (stateless; {auth}; "
                 f"readiness at {HEALTH_PATH}; up to {options.max_calls} calls at once)"
@@ -876,6 +868,9 @@ async def _serve(
                 f"accepting Host: {accepted_hosts(options, port)}; clients that connect by "
                 "another name get 421: add it with --allow-host NAME"
             )
+            state = os.environ.get(STATE_ENV, "").strip()
+            if state:
+                _log(f"shared state: {shown_url(state)} ({STATE_ENV})")
 
     async def main() -> None:
         async with contextlib.AsyncExitStack() as stack:
@@ -903,7 +898,7 @@ def serve_http(host: Host | None, options: HttpOptions, environ: dict | None = N
         _log("--max-calls must be at least 1")
         return 2
     try:
-        token = read_token(options, environ)
+        tokens = read_tokens(options, environ)
     except UsageError as exc:
         _log(str(exc))
         return 2
@@ -935,7 +930,7 @@ def serve_http(host: Host | None, options: HttpOptions, environ: dict | None = N
     ]
     gate = Gate(
         managers[0].handle_request,
-        token,
+        tokens,
         len(host.tools),
         request_limit(options.max_calls),
         streaming=managers[1].handle_request,

@@ -17,6 +17,7 @@ line never holds up the exit. The streamable HTTP transport is in :mod:`.mcp_htt
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import logging
 import os
 import signal
@@ -30,7 +31,11 @@ if TYPE_CHECKING:
     from .host import Host
     from .types import Tool
 
-__all__ = ["CallLog", "build_server", "run_until_signal", "serve"]
+__all__ = ["CALLER", "CallLog", "build_server", "run_until_signal", "serve"]
+
+#: The name of the bearer token the request in progress was authenticated with (a shared
+#: server sets it for each request; ``None`` over stdio): the tools' ``ToolContext.caller``.
+CALLER: contextvars.ContextVar[str | None] = contextvars.ContextVar("pi_web_caller", default=None)
 
 SERVER_NAME = "pi-web-tools"
 SERVER_TITLE = "pi web tools"
@@ -119,7 +124,7 @@ def build_server(
         except UnknownToolError as exc:  # a protocol error, as the spec asks
             report("?", "unknown-tool", started)
             raise MCPError(code=types.INVALID_PARAMS, message=str(exc)) from None
-        tool_ctx = ToolContext(on_update=_progress_reporter(ctx, present))
+        tool_ctx = ToolContext(on_update=_progress_reporter(ctx, present), caller=CALLER.get())
         try:
             result = await anyio.to_thread.run_sync(
                 host.call, name, arguments, tool_ctx, abandon_on_cancel=True, limiter=limiter

@@ -71,10 +71,14 @@ class ToolResult:
 
 @attrs.define(kw_only=True)
 class ToolContext:
-    """Per-call context: a cancellation event and a callback for partial results."""
+    """Per-call context: a cancellation event, a callback for partial results, and who is
+    calling: ``caller`` is the name of the bearer token a shared server authenticated the call
+    with (``None`` for a local host), for the tools' per-caller limits and accounting; never
+    the token itself."""
 
     cancel: threading.Event = field(factory=threading.Event)
     on_update: Callable[[ToolResult], None] | None = None
+    caller: str | None = None
 
     @property
     def cancelled(self) -> bool:

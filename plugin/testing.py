@@ -37,7 +37,7 @@ from .api.types import (
     SummarizeRequest,
     check_response,
 )
-from .runtime import cache, config, registry
+from .runtime import cache, config, registry, state
 
 __all__ = ["call", "check_provider_type", "provider_types", "read_url", "reset"]
 
@@ -55,6 +55,7 @@ def reset() -> None:
     config.clear_cache()
     registry.set_provider_types(None)
     cache.close()
+    state.reset()
 
 
 @contextlib.contextmanager

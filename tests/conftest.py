@@ -38,6 +38,7 @@ _AMBIENT = (
     "CURL_CA_BUNDLE",
     "GITHUB_TOKEN",
     "GH_TOKEN",
+    "PI_WEB_STATE",
 )
 
 
@@ -122,23 +123,52 @@ def host() -> Host:
     return Host(get_plugin_manager(load_entrypoints=False, plugins=[pi_web_tools.plugin]))
 
 
+@pytest.fixture(scope="session")
+def redis_server():
+    """A real ``redis-server`` on a free loopback port for the whole session (skipped, with
+    the reason, where none is installed); tests marked ``redis`` use it."""
+    from tests.support.redis_server import MISSING, RedisServer
+
+    if MISSING:
+        pytest.skip(MISSING)
+    server = RedisServer().start()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def shared_state(redis_server, monkeypatch):
+    """``PI_WEB_STATE`` pointing at the session's Redis, emptied for this test; the server."""
+    from pi_web_tools.runtime import state
+
+    if redis_server.proc is None:  # a test stopped it
+        redis_server.start()
+    redis_server.client().flushall()
+    monkeypatch.setenv("PI_WEB_STATE", redis_server.url)
+    state.reset()
+    yield redis_server
+    state.reset()
+
+
 def pytest_terminal_summary(terminalreporter):
-    """Say how many real-browser tests ran (CI's log shows whether a browser was there)."""
+    """Say how many real-browser and real-Redis tests ran (CI's log shows whether a browser and
+    a redis-server were there)."""
     stats = terminalreporter.stats
-    ran = sum(
-        1
-        for key in ("passed", "failed", "error")
-        for report in stats.get(key, [])
-        if getattr(report, "when", "call") == "call"
-        and "browser" in getattr(report, "keywords", {})
-    )
-    skipped = [
-        report
-        for report in stats.get("skipped", [])
-        if "browser" in getattr(report, "keywords", {})
-    ]
-    if ran or skipped:
-        line = f"browser tests: {ran} ran, {len(skipped)} skipped"
-        if skipped and isinstance(skipped[0].longrepr, tuple):
-            line += f" ({skipped[0].longrepr[2]})"
-        terminalreporter.write_line(line)
+    for marker in ("browser", "redis"):
+        ran = sum(
+            1
+            for key in ("passed", "failed", "error")
+            for report in stats.get(key, [])
+            if getattr(report, "when", "call") == "call"
+            and marker in getattr(report, "keywords", {})
+        )
+        skipped = [
+            report
+            for report in stats.get("skipped", [])
+            if marker in getattr(report, "keywords", {})
+        ]
+        if ran or skipped:
+            line = f"{marker} tests: {ran} ran, {len(skipped)} skipped"
+            if skipped and isinstance(skipped[0].longrepr, tuple):
+                line += f" ({skipped[0].longrepr[2]})"
+            terminalreporter.write_line(line)

@@ -22,6 +22,7 @@ HOST_LAYERS = {
     "pi_hostspec.stdout": 0,
     "pi_hostspec.theme": 0,
     "pi_hostspec.types": 0,
+    "pi_hostspec.tokens": 0,
     "pi_hostspec.hookspecs": 1,
     "pi_hostspec.truncate": 1,
     "pi_hostspec.host": 2,

@@ -127,3 +127,12 @@ def test_team_searxng_routes(agent_dir):
     }
     first = resolve_provider("search")
     assert [s.entry.name for s in search_fallbacks(first)] == ["kagi"]
+
+
+def test_team_limits_reads_every_limit(agent_dir):
+    """Each caller's rates, one caller's own, and Kagi's for everyone."""
+    limits = load_config(_install(agent_dir, "team-limits.json")).limits
+    assert limits.for_caller("alice") == ("limits.perToken", "60/minute; 2000/day")
+    assert limits.for_caller("ci-bot") == ("limits.tokens.ci-bot", "10/minute; 200/day")
+    assert limits.for_provider("kagi") == ("limits.providers.kagi", "30/minute; 1000/day")
+    assert limits.for_provider("brave") is None and limits.unreadable == ()

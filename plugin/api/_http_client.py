@@ -643,6 +643,10 @@ class HttpClient:
                 if hinted is not None and hinted < 86400
                 else " (rate limited; try again shortly)"
             )
-        return self.error(
+        failure = self.error(
             message, status=status, code=code, retryable=self.policy.is_retry_status(status)
         )
+        hinted = parse_retry_after(response.headers.get("Retry-After"))
+        if hinted is not None and status in (429, 503):
+            failure.retry_after = hinted  # the runtime rests the provider that long (team.py)
+        return failure

@@ -57,7 +57,11 @@ class InputError(WebToolsError, ValueError):
 
 class ProviderError(WebToolsError):
     """A provider call failed: HTTP status, API error, bad body, network failure, timeout.
-    ``kind`` (an :class:`ErrorKind`) says why as a value."""
+    ``kind`` (an :class:`ErrorKind`) says why as a value; ``retry_after`` is the seconds its
+    ``Retry-After`` asked for, when it named any."""
+
+    #: Seconds the provider's ``Retry-After`` asked for (set by the HTTP client), else ``None``.
+    retry_after: float | None = None
 
     def __init__(
         self,

@@ -12,6 +12,10 @@ unpickled, and a row naming a file is never followed. Before the store opens, ev
 folder that is not a regular file of this user without group or other permission bits is moved
 aside (renamed ``<name>.untrusted-<time>``) with a warning, so a planted database is never read.
 
+With a shared state server (``PI_WEB_STATE``, :mod:`.state`), the same keys and values (and
+times to live) are kept there instead, compressed, for every replica; the disk serves while
+the server cannot be reached.
+
 Cache I/O never outlasts the call: each call has a :class:`Budget` (its deadline); the first
 wait on a busy database that runs out makes every other cache step of that call a miss.
 """
@@ -32,6 +36,7 @@ from typing import Any
 from attrs import field, frozen
 
 from ..api.redaction import redact_value
+from . import state
 
 __all__ = [
     "BRIEF_TTL_SECONDS",
@@ -367,7 +372,7 @@ def get(
     the call's *budget*, or holds something that is not this module's JSON)."""
     if not settings.enabled or settings.ttl(tool) <= 0:
         return None
-    text = _step(settings, budget, lambda store: store.get(key))
+    text = _read(settings, key, budget)
     if not isinstance(text, str):
         return None
     try:
@@ -411,7 +416,31 @@ def put(
         text = json.dumps(record, ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError):
         return  # not JSON: never stored
+    shared = state.remote()
+    if shared is not None:
+        try:
+            shared.put(key, text, seconds)
+        except state.Unavailable as exc:
+            state.failed(exc)
+        else:
+            state.answered()
+            return
     _step(settings, budget, lambda store: store.set(key, text, expire=seconds))
+
+
+def _read(settings: CacheSettings, key: str, budget: Budget | None) -> Any:
+    """The stored text for *key*: from the shared state's server when one is set and answers
+    (:mod:`.state`), else from the disk."""
+    shared = state.remote()
+    if shared is not None:
+        try:
+            text = shared.get(key)
+        except state.Unavailable as exc:
+            state.failed(exc)
+        else:
+            state.answered()
+            return text
+    return _step(settings, budget, lambda store: store.get(key))
 
 
 def _put_aside(directory: Path) -> list[str]:

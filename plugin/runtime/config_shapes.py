@@ -32,6 +32,7 @@ from ..api.errors import ConfigError
 from ..api.options import Finding, Kind, option_key, options_fields, structure_options, unknown_keys
 from ..api.types import ProviderConfig, ProviderType
 from .cache import DEFAULT_TTL_SECONDS, CacheSettings
+from .limits_config import LimitsConfig, parse_limits
 from .reader_config import ReadersConfig, parse_readers
 
 __all__ = [
@@ -64,6 +65,7 @@ _TOP_LEVEL_KEYS = (
     "searchFallback",
     "searchFusion",
     "readers",
+    "limits",
     "providerOptions",
     *TOOL_DEFAULT_KEYS.values(),
 )
@@ -102,7 +104,8 @@ class Config:
     ``search_fallback`` is ``searchFallback``: ``True`` (a query fails over to the other search
     providers, in file order), ``False`` (off) or the names to fail over to, in order.
     ``search_fusion`` is ``searchFusion``: ``None`` (off), ``"all"`` or the names of the
-    providers a call that names none sends each query to.
+    providers a call that names none sends each query to. ``limits`` is ``limits``: a team
+    server's rate limits for its callers and providers.
     """
 
     path: Path
@@ -120,6 +123,7 @@ class Config:
     search_fallback: bool | tuple[str, ...] = True
     search_fusion: str | tuple[str, ...] | None = None
     readers: ReadersConfig = ReadersConfig()
+    limits: LimitsConfig = LimitsConfig()
 
     def get(self, name: str) -> ProviderConfig | None:
         """The provider called *name*, or ``None``."""
@@ -618,13 +622,19 @@ def parse_config(
     ladder, ladder_warnings = parse_fetch_ladder(raw.get("fetchLadder"), providers, types)
     search, search_warnings = _search_keys(raw, providers, types)
     readers, reader_warnings = parse_readers(raw.get("readers"))
+    limits, limits_warnings = parse_limits(raw.get("limits"))
     return Config(
         path=path,
         source="file",
         providers=tuple(providers),
         default_provider=default,
         warnings=tuple(
-            warnings + cache_warnings + ladder_warnings + reader_warnings + search_warnings
+            warnings
+            + cache_warnings
+            + ladder_warnings
+            + reader_warnings
+            + search_warnings
+            + limits_warnings
         ),
         key_problems=tuple(key_problems),
         cache=cache,
@@ -632,6 +642,7 @@ def parse_config(
         tool_defaults=tool_defaults,
         fetch_ladder=ladder,
         readers=readers,
+        limits=limits,
         **search,
     )
 
@@ -770,6 +781,7 @@ def _shared_file(
     ladder, ladder_warnings = parse_fetch_ladder(raw.get("fetchLadder"), providers, types)
     search, search_warnings = _search_keys(raw, providers, types)
     readers, reader_warnings = parse_readers(raw.get("readers"))
+    limits, limits_warnings = parse_limits(raw.get("limits"))
     return Config(
         path=path,
         source="file",
@@ -777,13 +789,19 @@ def _shared_file(
         providers=tuple(providers),
         default_provider=default,
         warnings=tuple(
-            warnings + cache_warnings + ladder_warnings + reader_warnings + search_warnings
+            warnings
+            + cache_warnings
+            + ladder_warnings
+            + reader_warnings
+            + search_warnings
+            + limits_warnings
         ),
         cache=cache,
         notes=tuple(notes),
         tool_defaults=tool_defaults,
         fetch_ladder=ladder,
         readers=readers,
+        limits=limits,
         **search,
     )
 

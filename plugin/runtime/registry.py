@@ -37,6 +37,7 @@ from ..api.types import (
     SummaryResponse,
     check_response,
 )
+from . import team
 from .config import config_path, load_config, other_files_hint
 from .config_shapes import Config, InvalidConfig, env_provider, example_config
 
@@ -386,7 +387,8 @@ class Selection:
         """Run *capability* on the provider, check what it returns, and remove every known key
         from the answer and from a failure's message: the one place where provider text enters
         the product, before anything windows, budgets, caches, titles or logs it. A provider
-        that returns the wrong thing is a :class:`ProviderContractError` naming it."""
+        that returns the wrong thing is a :class:`ProviderContractError` naming it. The team's
+        provider limits, cooldowns and usage counts are kept here too (:mod:`.team`)."""
         method = getattr(self.provider, capability, None)
         if not callable(method):
             raise ProviderError(
@@ -394,12 +396,16 @@ class Selection:
                 f"but has no {capability}() method",
                 provider=self.entry.name,
             )
+        # A provider resting after a 429, or over the team's limits, is not called (every
+        # replica sharing the state sees the same); a call made is counted as its caller's.
+        team.before_call(self, getattr(ctx, "caller", None))
         try:
             answered = self._within_deadline(capability, lambda: method(request, ctx), ctx)
             answer = check_response(self.entry.name, capability, answered)
         except ProviderError as exc:  # a failure, or a contract breach (ProviderContractError)
             exc.message = redaction.redact_secrets(exc.message)
             exc.args = (exc.message,)
+            team.after_failure(self, exc)
             raise
         redacted: Response = redaction.redact_value(answer)
         return redacted

@@ -38,7 +38,7 @@ from ..api.types import (
     SummaryResponse,
     one_line,
 )
-from . import cache, default_path
+from . import cache, default_path, state
 from .config import Config
 from .handoff import base_url_refusal, handoff_refusal, label, refusals
 from .ladder import Ladder, answer_for, needs_another_fetcher, rungs
@@ -234,28 +234,121 @@ def fetch(
     ``fetchLadder`` not off), pages fetched now that were refused or need JavaScript climb the
     fetch ladder.
 
+    A page that another call (of this process, or of any replica sharing the state) is
+    fetching now is not fetched twice: this call waits for that one, then reads its page from
+    the cache (:func:`_lead_or_wait`). ``fresh`` calls fetch at once.
+
     A whole-request failure (key, credit, outage) raises the provider's error once.
     """
-    settings = chosen.config.cache
-    tool = TOOL_OF["fetch"]
     seconds = call_seconds(chosen)
     budget = cache.Budget(seconds)
     deadline = time.monotonic() + seconds
     found: dict[str, tuple[FetchedPage, float | None]] = {}
-    for url in dict.fromkeys(urls):
-        hit = (
-            None
-            if fresh
-            else cache.get(settings, tool, page_key(chosen, url, modes), budget=budget)
+    look = _Lookup(chosen, modes, need, ladder, budget)
+    wanted = list(dict.fromkeys(urls))
+    leases: list[state.Lease] = []
+    try:
+        if not fresh:
+            wanted = look.up(wanted, found)
+            wanted, leases = _lead_or_wait(look, wanted, found, seconds, deadline, ctx)
+        read_now, warnings = _fetch_now(
+            chosen, wanted, modes, need, ctx, deadline, budget, ladder, found
         )
-        page = _cached_page(hit, chosen, ladder)
-        if (
-            hit is not None
-            and page is not None
-            and (not page.more_text or len(page.text or "") >= need)
-        ):
-            found[url] = (page, hit.age_seconds)
-    wanted = [url for url in dict.fromkeys(urls) if url not in found]
+        pages = [found[url][0] for url in urls]
+        ages = [found[url][1] for url in urls]
+        if ladder and chosen.config.fetch_ladder is not False:
+            pages = Ladder(chosen, modes, need, ctx, budget, deadline).climb(pages, ages)
+        if ladder:
+            pages = default_path.help_on_not_found(
+                chosen, pages, ages, modes, ctx, deadline, budget, read_now
+            )
+    finally:
+        for lease in leases:  # the pages (and the ladder's) are stored: the others read them
+            lease.release()
+    return pages, ages, warnings
+
+
+class _Lookup:
+    """Reads the cached pages of one fetch call."""
+
+    def __init__(
+        self,
+        chosen: Selection,
+        modes: dict[str, bool],
+        need: int,
+        ladder: bool,
+        budget: cache.Budget,
+    ):
+        self.chosen, self.modes, self.need, self.ladder = chosen, modes, need, ladder
+        self.budget = budget
+
+    def key(self, url: str) -> str:
+        return page_key(self.chosen, url, self.modes)
+
+    def up(self, urls: list[str], found: dict[str, tuple[FetchedPage, float | None]]) -> list[str]:
+        """Put the cached page of each of *urls* that has one (with at least *need*
+        characters) in *found*; return the others."""
+        settings, tool = self.chosen.config.cache, TOOL_OF["fetch"]
+        missing = []
+        for url in urls:
+            hit = cache.get(settings, tool, self.key(url), budget=self.budget)
+            page = _cached_page(hit, self.chosen, self.ladder)
+            if (
+                hit is not None
+                and page is not None
+                and (not page.more_text or len(page.text or "") >= self.need)
+            ):
+                found[url] = (page, hit.age_seconds)
+            else:
+                missing.append(url)
+        return missing
+
+
+#: How much longer than its call's deadline a fetch may hold others waiting for its pages (the
+#: ladder and a page's help run after the first fetcher): then they fetch for themselves.
+LEASE_GRACE_SECONDS = 30.0
+
+
+def _lead_or_wait(
+    look: _Lookup,
+    wanted: list[str],
+    found: dict[str, tuple[FetchedPage, float | None]],
+    seconds: float,
+    deadline: float,
+    ctx: ToolContext | None,
+) -> tuple[list[str], list[state.Lease]]:
+    """Single-flight: the URLs of *wanted* this call fetches, and its leases on them. A URL
+    another call is fetching is waited for (holding no lease meanwhile, so two calls never wait
+    for each other) and then read from the cache; one still missing is fetched here."""
+    hold = seconds + LEASE_GRACE_SECONDS
+    leases = {url: state.lead(look.key(url), hold) for url in wanted}
+    theirs = [url for url, lease in leases.items() if lease is None]
+    if not theirs:
+        return wanted, [lease for lease in leases.values() if lease is not None]
+    for lease in leases.values():
+        if lease is not None:
+            lease.release()
+    cancel = ctx.cancel if ctx is not None else None
+    for url in theirs:
+        state.wait_for(look.key(url), deadline, cancel)
+    wanted = look.up(wanted, found)
+    mine = [(url, state.lead(look.key(url), hold)) for url in wanted]
+    return wanted, [lease for _, lease in mine if lease is not None]
+
+
+def _fetch_now(
+    chosen: Selection,
+    wanted: list[str],
+    modes: dict[str, bool],
+    need: int,
+    ctx: ToolContext | None,
+    deadline: float,
+    budget: cache.Budget,
+    ladder: bool,
+    found: dict[str, tuple[FetchedPage, float | None]],
+) -> tuple[set[str], tuple[str, ...]]:
+    """Fetch *wanted* now into *found* (site readers first on the default path, refusals, then
+    the chosen provider; successes cached); the URLs a reader read, and the API's warnings."""
     read_now: dict[str, FetchedPage] = {}
     fell_back: dict[str, str] = {}
     if wanted and ladder:  # the default path: site readers first (each of their hops guarded)
@@ -286,15 +379,7 @@ def fetch(
             elif page.code == OTHER_FETCHER:
                 page = attrs.evolve(page, error=f"{page.error}; {_other_fetchers(chosen)}")
             found[url] = (page, None)
-    pages = [found[url][0] for url in urls]
-    ages = [found[url][1] for url in urls]
-    if ladder and chosen.config.fetch_ladder is not False:
-        pages = Ladder(chosen, modes, need, ctx, budget, deadline).climb(pages, ages)
-    if ladder:
-        pages = default_path.help_on_not_found(
-            chosen, pages, ages, modes, ctx, deadline, budget, set(read_now)
-        )
-    return pages, ages, warnings
+    return set(read_now), warnings
 
 
 def _other_fetchers(chosen: Selection) -> str:

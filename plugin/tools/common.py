@@ -14,6 +14,7 @@ __all__ = [
     "FRESH_PARAMETER",
     "PROVIDER_PARAMETER",
     "able_types",
+    "admitted",
     "check_engine",
     "check_url",
     "fold_singular",
@@ -48,13 +49,14 @@ def web_tool(
     prepare_arguments: Callable[[Any], Any] | None = None,
 ) -> Tool:
     """A web tool: it reads from the open web and changes nothing (MCP's read-only and
-    open-world hints), and no configured key leaves it (:func:`redacting`)."""
+    open-world hints), its caller is held to the team's limits (:func:`admitted`), and no
+    configured key leaves it (:func:`redacting`)."""
     return Tool(
         name=name,
         label=label,
         description=description,
         parameters=parameters,
-        execute=redacting(execute),
+        execute=redacting(admitted(execute)),
         prepare_arguments=prepare_arguments,
         read_only_hint=True,
         open_world_hint=True,
@@ -109,6 +111,35 @@ def fold_singular(args: Any, single: str, plural: str) -> Any:
     elif isinstance(values, list) and isinstance(value, str) and value not in values:
         args[plural] = [value, *values]
     return args
+
+
+def admitted(
+    execute: Callable[[dict, ToolContext], ToolResult],
+) -> Callable[[dict, ToolContext], ToolResult]:
+    """Wrap a tool's ``execute`` so a call whose host names its caller (a team server's token
+    name, ``ctx.caller``) counts against that caller's limits first, and is refused with a
+    :class:`ToolError` saying when to try again once they are reached."""
+
+    @functools.wraps(execute)
+    def run(args: dict, ctx: ToolContext) -> ToolResult:
+        caller = getattr(ctx, "caller", None)
+        if caller is not None:
+            from ..api.errors import ConfigError
+            from ..runtime import team
+            from ..runtime.registry import current_config
+
+            try:
+                limits = current_config().limits
+            except ConfigError:
+                limits = None  # the tool says what is wrong with the file
+            if limits is not None:
+                try:
+                    team.admit(limits, caller)
+                except team.LimitReached as exc:
+                    raise ToolError(str(exc), details={"caller": caller, "limited": True}) from None
+        return execute(args, ctx)
+
+    return run
 
 
 def redacting(

@@ -8,6 +8,7 @@ full-output temp file holds no key either.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Sequence
 
@@ -20,6 +21,8 @@ from .fusion import Listing, QueryAnswer, plain
 
 __all__ = [
     "answer_text",
+    "changed_since",
+    "content_hash",
     "continuation",
     "find_text",
     "format_hit",
@@ -220,8 +223,8 @@ def continuation(url: str, start: int, end: int, page: FetchedPage, next_args: d
             f"Use an offset below {total}.]"
         )
     if end < total or page.more_text:
-        call = json.dumps({"urls": [url], **next_args, "offset": end}, ensure_ascii=False)
-        return f"[Showing characters {start}–{end} of {total}{more}. Next: web_fetch {call}]"
+        call = _read_call(page, next_args, end)
+        return f"[Showing characters {start}–{end} of {total}{more}. Next: {call}]"
     if start > 0:
         return f"[Showing characters {start}–{end} of {total}: the end of the page.]"
     return None
@@ -251,10 +254,43 @@ FIND_LINE = (120, 200)
 FIND_CONTEXT = 160
 
 
-def _read_call(url: str, next_args: dict, offset: int | None) -> str:
-    call = {"urls": [url], **next_args}
+def content_hash(text: str, end: int) -> str:
+    """A short hash of the first *end* characters of a page's text: what a call that reads on
+    from *end* stands on. Given back with that call, it tells whether the copy read now is the
+    one the earlier windows came from (:func:`changed_since`)."""
+    return hashlib.sha256(text[:end].encode("utf-8", "surrogatepass")).hexdigest()[:8]
+
+
+def changed_since(page: FetchedPage, offset: int, expected: str) -> bool:
+    """Whether *page*'s text before *offset* is not the text *expected* (a continuation's
+    ``content_hash``) was made from: the page changed since the earlier windows. A page that
+    holds fewer characters than *offset* only because its provider sends text in parts cannot
+    be told, and counts as the same."""
+    text = page.text or ""
+    if offset <= 0 or not page.ok or page.text is None:
+        return False
+    if len(text) < offset:
+        return not page.more_text
+    return content_hash(text, offset) != expected
+
+
+def changed_note(page: FetchedPage, offset: int, expected: str, next_args: dict) -> str:
+    """The note a page gets when :func:`changed_since` says it changed."""
+    return (
+        f"this page changed since the call that gave content_hash {json.dumps(expected)}: its "
+        f"text before offset {offset} is not the text the earlier windows showed (their copy "
+        "is gone and the page was fetched again), so what follows may repeat or skip text "
+        f"where they meet; to read the new copy from its start: {_read_call(page, next_args, None)}"
+    )
+
+
+def _read_call(page: FetchedPage, next_args: dict, offset: int | None) -> str:
+    """The ``web_fetch`` call that reads *page* from *offset* with *next_args*; with an offset,
+    the ``content_hash`` of the text before it."""
+    call = {"urls": [page.url], **next_args}
     if offset:
         call["offset"] = offset
+        call["content_hash"] = content_hash(page.text or "", offset)
     return "web_fetch " + json.dumps(call, ensure_ascii=False)
 
 
@@ -326,7 +362,7 @@ def answer_text(
     searched = _searched(page, start, end)
     rest = ""
     if end < len(text):
-        call = _read_call(page.url, {"question": question, **next_args}, end)
+        call = _read_call(page, {"question": question, **next_args}, end)
         rest = f" The rest: {call}."
     if found.best is None:
         return (
@@ -334,7 +370,7 @@ def answer_text(
             (
                 f"[No passage of this page's {searched} answers the question well: this page "
                 f"may not answer the question.{rest} Read it in windows: "
-                f"{_read_call(page.url, next_args, start or None)}, or look for exact words with "
+                f"{_read_call(page, next_args, start or None)}, or look for exact words with "
                 "find.]"
             ),
             found,
@@ -357,7 +393,7 @@ def answer_text(
     tail = (
         f"[{count} passage{'s' if count != 1 else ''} for the question, from {searched}; the "
         f"best at offset {found.best.start}.{rest} Read around it: "
-        f"{_read_call(page.url, next_args, found.best.start)}]"
+        f"{_read_call(page, next_args, found.best.start)}]"
     )
     return "\n\n".join(blocks), tail, found
 
@@ -411,6 +447,6 @@ def find_text(
     first = places[0].hits[0][0]
     tail = (
         f"[{total} occurrence{'s' if total != 1 else ''} in {size} ({each}){rest}. "
-        f"Read around one: {_read_call(page.url, next_args, first)}]"
+        f"Read around one: {_read_call(page, next_args, first)}]"
     )
     return "\n\n".join(blocks), tail, counts

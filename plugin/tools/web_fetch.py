@@ -73,6 +73,12 @@ PARAMETERS: dict = {
             "minItems": 1,
             "maxItems": 10,
         },
+        "content_hash": {
+            "type": "string",
+            "description": "The content_hash a call that reads on (a continuation line) carries: the page's text before offset is checked against it, and a page that changed since the earlier windows is said to have changed.",
+            "minLength": 1,
+            "maxLength": 64,
+        },
         "provider": PROVIDER_PARAMETER,
         "fresh": FRESH_PARAMETER,
     },
@@ -165,6 +171,7 @@ def execute(args: dict, ctx: ToolContext) -> ToolResult:
     next_args = {
         key: args[key] for key in ("text_max_characters", "provider") if args.get(key) is not None
     }
+    pages, changed = _check_unchanged(pages, offset, args.get("content_hash"), next_args)
     lead = ""
     if config.ignored:
         lead = (
@@ -173,6 +180,8 @@ def execute(args: dict, ctx: ToolContext) -> ToolResult:
         )
     text, shown, shortened = _render(pages, offset, window, next_args, lead, reading)
     details = _details(pconf, config, pages, ages, offset, shown, reading)
+    for index in changed:
+        details["urls"][index]["changed"] = True
     if api_warnings:
         details["apiWarnings"] = list(api_warnings)
     if config.ignored:
@@ -225,6 +234,26 @@ def _reading(args: dict, modes: dict[str, bool]) -> Reading | None:
     if not modes["text"]:
         raise ToolError(f"{asked} looks through the page text: leave text on (the default).")
     return Reading(question, terms)
+
+
+def _check_unchanged(
+    pages: list[Any], offset: int, expected: str | None, next_args: dict
+) -> tuple[list[Any], list[int]]:
+    """With a continuation's ``content_hash``: each page whose text before *offset* is not the
+    one the earlier windows came from gets a note saying so (never silently mixed texts), and
+    the indexes of those pages."""
+    from .model_text import changed_note, changed_since
+
+    if not expected or offset <= 0:
+        return pages, []
+    checked, changed = [], []
+    for index, page in enumerate(pages):
+        if changed_since(page, offset, expected):
+            note = changed_note(page, offset, expected, next_args)
+            page = attrs.evolve(page, notes=(note, *page.notes))
+            changed.append(index)
+        checked.append(page)
+    return checked, changed
 
 
 def _with_links(page: Any) -> Any:

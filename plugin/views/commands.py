@@ -1,5 +1,5 @@
-"""The ``pi-web`` subcommands this plugin adds: tool shortcuts, ``pi-web config`` and
-``pi-web cache``."""
+"""The ``pi-web`` subcommands this plugin adds: tool shortcuts, ``pi-web config``,
+``pi-web cache`` and ``pi-web usage``."""
 
 from __future__ import annotations
 
@@ -67,6 +67,12 @@ def _fetch_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--offset", type=int, help="start this many characters into each page (to read on)"
     )
+    parser.add_argument(
+        "--content-hash",
+        dest="content_hash",
+        metavar="HASH",
+        help="with --offset: the hash the previous window's last line gave (says if the page changed)",
+    )
     parser.add_argument("--links", action="store_true", help="list each page's links after it")
     parser.add_argument(
         "--question",
@@ -89,6 +95,8 @@ def _fetch(options: argparse.Namespace, cli: Any) -> int:
         args["text_max_characters"] = options.max_chars
     if options.offset is not None:
         args["offset"] = options.offset
+    if options.content_hash:
+        args["content_hash"] = options.content_hash
     if options.links:
         args["links"] = True
     if options.question is not None:
@@ -102,8 +110,8 @@ def _fetch(options: argparse.Namespace, cli: Any) -> int:
 
 #: The calls at the end of a page's section: reading on, around a passage, or in windows.
 _NEXT_CALL = re.compile(
-    r"(Next|Read around it|Read around one|Read it in windows|The rest): web_fetch (\{.*?\})"
-    r"(?=\]$|, or look for exact words|\. )",
+    r"(Next|Read around it|Read around one|Read it in windows|The rest|read the new copy from "
+    r"its start): web_fetch (\{.*?\})(?=\]$|, or look for exact words|\. |$)",
     re.M,
 )
 
@@ -129,6 +137,8 @@ def _as_command_lines(text: str) -> str:
             words += ["--provider", str(call["provider"])]
         if "question" in call:
             words += ["--question", str(call["question"])]
+        if "content_hash" in call:
+            words += ["--content-hash", str(call["content_hash"])]
         return f"{match.group(1)}: {shlex.join(words)}"
 
     text = _NEXT_CALL.sub(command, text).replace(
@@ -199,12 +209,17 @@ def _cache(options: argparse.Namespace, cli: Any) -> int:
         settings = current_config().cache
     except ConfigError:
         settings = cache.CacheSettings()  # the cache works whatever the config's state
+    from ..runtime import state as shared_state
+
+    shared = shared_state.describe() if shared_state.configured() else None
     try:
         if options.action == "clear":
             removed = cache.clear(settings)
             cli.print(
                 f"Cache cleared: {removed} entr{'y' if removed == 1 else 'ies'} removed from {cache.cache_directory()}"
             )
+            if shared is not None:
+                cli.print(_clear_shared(shared))
             return 0
         directory, size, count = cache.usage(settings)
     except cache.CacheDamaged as exc:
@@ -235,7 +250,95 @@ def _cache(options: argparse.Namespace, cli: Any) -> int:
             f"Moved aside (never read; others could have written them): {', '.join(aside)}; "
             "pi-web cache clear deletes them"
         )
+    if shared is not None:
+        problem = shared_state.check()
+        lines.append(
+            f"Shared state: {shared}: answers are kept there for every replica; this directory "
+            "serves while it is unavailable" + (f" (it is now: {problem})" if problem else "")
+        )
     lines.append("Empty it with: pi-web cache clear")
+    cli.print("\n".join(lines))
+    return 0
+
+
+def _clear_shared(shared: str) -> str:
+    """Delete the shared state's answers; the line that says how it went."""
+    from ..runtime import state
+
+    problem = state.check()
+    backend = state.remote() if problem is None else None
+    if backend is None:
+        return f"Shared state {shared} unavailable ({problem}): its answers were not cleared"
+    try:
+        removed = backend.clear()
+    except state.Unavailable as exc:
+        return f"Shared state {shared} unavailable ({exc}): its answers were not cleared"
+    return f"Shared answers cleared: {removed} removed from {shared} (every replica's cache)"
+
+
+def _usage_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.description = (
+        "Calls to providers per caller (a token's name on a team server), per provider and UTC "
+        "day, as counted in the shared state (PI_WEB_STATE)."
+    )
+    parser.add_argument(
+        "--days", type=int, default=7, help="how many days back from today (1 to 40; default 7)"
+    )
+    parser.add_argument("--json", action="store_true", help="print the counts as one JSON object")
+
+
+def _usage(options: argparse.Namespace, cli: Any) -> int:
+    import datetime
+    import json
+
+    from ..runtime import state
+
+    if not 1 <= options.days <= state.USAGE_DAYS:
+        print(f"pi-web usage: --days must be 1 to {state.USAGE_DAYS}", file=sys.stderr)
+        return 2
+    where = state.describe()
+    if state.configured() is None:
+        cli.print(
+            f"Usage counts are kept in the shared state, and none is set: set {state.STATE_ENV}"
+            "=redis://HOST:6379/0 (as the team server has it) and run pi-web usage again. A "
+            "server without one logs each call with its caller (pi-web mcp: call ... caller=NAME)."
+        )
+        return 1
+    problem = state.check()
+    if problem is not None:
+        cli.print(f"Shared state {where} unavailable: {problem}")
+        return 1
+    today = datetime.datetime.now(datetime.timezone.utc).date()
+    days = [str(today - datetime.timedelta(days=n)) for n in range(options.days)]
+    counts = state.usage(days)
+    if options.json:
+        cli.print(json.dumps({"state": where, "days": counts}, sort_keys=True))
+        return 0
+    rows = [
+        (day, caller, provider, n)
+        for day in days
+        for caller, providers in sorted(counts.get(day, {}).items())
+        for provider, n in sorted(providers.items())
+    ]
+    span = "today" if options.days == 1 else f"the last {options.days} days"
+    lines = [f"Calls to providers per caller in {where}, {span} (UTC):"]
+    if not rows:
+        lines.append("none")
+    else:
+        widths = [max(len(str(row[i])) for row in rows) for i in range(3)]
+        widths = [
+            max(w, len(h)) for w, h in zip(widths, ("day", "caller", "provider"), strict=True)
+        ]
+        head = ("day", "caller", "provider")
+        lines.append("  ".join(h.ljust(w) for h, w in zip(head, widths, strict=True)) + "  calls")
+        for row in rows:
+            cells = "  ".join(str(v).ljust(w) for v, w in zip(row[:3], widths, strict=True))
+            lines.append(f"{cells}  {row[3]:>5}")
+        callers = {row[1] for row in rows}
+        lines.append(
+            f"Total: {sum(row[3] for row in rows)} calls by {len(callers)} "
+            f"caller{'s' if len(callers) != 1 else ''}."
+        )
     cli.print("\n".join(lines))
     return 0
 
@@ -285,5 +388,11 @@ COMMANDS = (
         name="config",
         help="show the config file, its providers (keys redacted) and problems",
         run=_config,
+    ),
+    Command(
+        name="usage",
+        help="calls to providers per caller, provider and day, from the shared state",
+        add_arguments=_usage_arguments,
+        run=_usage,
     ),
 )

@@ -195,6 +195,40 @@ def _reader_lines(config: Config) -> list[str]:
     return lines
 
 
+def _team_lines(config: Config) -> list[str]:
+    """The shared state (reached now) and the team's limits, when either is set."""
+    from ..runtime import state
+
+    lines = []
+    if state.configured() is not None:
+        problem = state.check()
+        reached = (
+            "answers"
+            if problem is None
+            else f"unavailable: {problem}; each process uses its own state meanwhile"
+        )
+        lines.append(f"Shared state: {state.describe()} ({reached})")
+    limits = config.limits
+    if limits.configured:
+        parts = []
+        if limits.per_token:
+            parts.append(f"each caller {limits.per_token}")
+        parts += [f"{name} {rates}" for name, rates in limits.tokens]
+        parts += [f"provider {name} {rates}" for name, rates in limits.providers]
+        where = "in the shared state" if state.configured() else "in each process (no shared state)"
+        lines.append(f"Limits ({where}): {'; '.join(parts) or 'none readable'}")
+        try:
+            import limits as _library  # noqa: F401
+        except ImportError:
+            from pi_hostspec.install import install_command
+
+            lines.append(
+                "Warning: limits are set but cannot be enforced here: the limits library is not "
+                f"installed ({install_command('team')}); the calls they limit are refused"
+            )
+    return lines
+
+
 def config_report() -> tuple[str, bool]:
     """The report's text and whether the config is usable."""
     path = config_path()
@@ -262,6 +296,7 @@ def config_report() -> tuple[str, bool]:
     lines.append(_ladder_line(config, types))
     lines += _search_lines(config, types)
     lines += _reader_lines(config)
+    lines += _team_lines(config)
     lines.append("Providers:")
     for provider in config.providers:
         kind = types[provider.type]

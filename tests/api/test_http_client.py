@@ -274,6 +274,12 @@ def test_retry_waits_never_exceed_the_deadline(mocked):
     assert "HTTP 429" in str(error)
     assert "retry after 100 s" in str(error)
     assert len(mocked.calls) == 1
+    assert error.retry_after == 100  # the runtime rests the provider that long (team.py)
+
+
+def test_a_failure_without_retry_after_names_none(mocked):
+    mocked.get(f"{BASE}/search", status=403, json={"error": [{"msg": "no"}]})
+    assert failure(make_client()).retry_after is None
 
 
 def test_cancelled_context_fails_immediately_without_a_request(mocked):

@@ -8,6 +8,8 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 from tests.support import ROOT
 
 BENCH = ROOT / "bench" / "run.py"
@@ -114,3 +116,25 @@ def test_question_benchmark_runs_in_quick_mode_on_the_committed_sample(tmp_path)
         ).groups(),
     )
     assert (asked, pages, cached) == (24, 8, 24)
+
+
+@pytest.mark.redis
+def test_the_team_bench_runs_in_quick_mode(tmp_path, redis_server):
+    """`python bench/team.py --quick`: two replicas behind a round robin download the page once
+    and hold the provider's limit with the shared state (its own redis-server on loopback)."""
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "team.py"), "--quick"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = re.findall(r"^shared state \(Redis\)\s+(.*)$", proc.stdout, re.M)
+    assert len(rows) == 3, proc.stdout
+    windows, whole, downloads, failures, _ = rows[0].split()
+    assert (whole, downloads, failures) == ("3", "1", "0")
+    for row in rows[1:]:  # the provider's limit, the caller's limit
+        calls, reached, refused, other, _, goal, _ = row.split()
+        assert int(reached) <= int(goal) and other == "0" and int(refused) > 0
+    assert "added by Redis" in proc.stdout

@@ -307,9 +307,11 @@ def test_read_token_rules(tmp_path):
     path.write_text(f"  {TOKEN}\n")
     path.chmod(0o600)
     loopback, everywhere = HttpOptions(), HttpOptions(host="0.0.0.0")
-    assert mcp_http.read_token(loopback, {}) is None
-    assert mcp_http.read_token(everywhere, {"PI_WEB_MCP_TOKEN": TOKEN}) == TOKEN
-    assert mcp_http.read_token(HttpOptions(host="0.0.0.0", token_file=str(path)), {}) == TOKEN
+    assert mcp_http.read_tokens(loopback, {}) is None
+    from_env = mcp_http.read_tokens(everywhere, {"PI_WEB_MCP_TOKEN": TOKEN})
+    assert from_env.name_of(TOKEN.encode()) == "default"
+    from_file = mcp_http.read_tokens(HttpOptions(host="0.0.0.0", token_file=str(path)), {})
+    assert from_file.name_of(TOKEN.encode()) == "default" and from_file.names == ["default"]
     problems = {
         "needs a bearer token": (everywhere, {}),
         "not both": (HttpOptions(token_file=str(path)), {"PI_WEB_MCP_TOKEN": TOKEN}),
@@ -318,10 +320,10 @@ def test_read_token_rules(tmp_path):
     }
     for expected, (options, environ) in problems.items():
         with pytest.raises(UsageError, match=expected):
-            mcp_http.read_token(options, environ)
+            mcp_http.read_tokens(options, environ)
     path.write_text("\n")
     with pytest.raises(UsageError, match="the file is empty"):
-        mcp_http.read_token(HttpOptions(token_file=str(path)), {})
+        mcp_http.read_tokens(HttpOptions(token_file=str(path)), {})
 
 
 def test_bound_to_every_interface_the_machines_own_names_are_accepted():

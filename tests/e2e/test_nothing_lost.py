@@ -123,9 +123,9 @@ def _check_six(text: str, pages: Pages, cli: bool = False) -> None:
     for i, (section, url) in enumerate(zip(sections, _six(pages), strict=True), 1):
         assert section.startswith(f"## [{i}/6] {url}\nURL: {url}\n\npage {i} row 0000 ")
         next_call = (
-            rf"pi-web fetch {re.escape(url)} --offset \d+"
+            rf"pi-web fetch {re.escape(url)} --offset \d+ --content-hash [0-9a-f]{{8}}"
             if cli
-            else rf'web_fetch {{"urls": \["{re.escape(url)}"\], "offset": \d+}}'
+            else rf'web_fetch {{"urls": \["{re.escape(url)}"\], "offset": \d+, "content_hash": "[0-9a-f]{{8}}"}}'
         )
         assert re.search(rf"\[Showing characters 0–\d+ of 12000\. Next: {next_call}\]", section)
     assert "[Output truncated:" in text and "Shortened to fit:" in text

@@ -63,7 +63,8 @@ def test_pi_web_fetch_question_and_find(guide, httpserver):
     assert re.search(r"^\[offset \d+\]$", asked.stdout, re.M)
     # the last line is the pi-web command that reads around the best passage, and it runs
     command = re.search(r"Read around it: (pi-web fetch .*)\]$", asked.stdout, re.M).group(1)
-    offset = int(shlex.split(command)[-1])
+    words = shlex.split(command)
+    offset = int(words[words.index("--offset") + 1])
     around = _pi_web(*shlex.split(command)[1:])
     assert around.returncode == 0 and GUIDE[offset : offset + 30] in around.stdout
     found = _pi_web("fetch", guide, "--find", "reload", "--find", "WORKER")

@@ -10,6 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from pi_hostspec import mcp_http
+from pi_hostspec.tokens import Tokens
 
 from tests.support import ROOT, SECRET, kagi_config
 from tests.support.fake_apis import FakeKagi
@@ -151,7 +152,7 @@ def test_the_request_limit_counts_requests_in_progress_not_connections():
             await release.wait()
             await mcp_http._send_json(send, 200, {"ok": True})
 
-        gate = mcp_http.Gate(handler, TOKEN, 3, limit=2)
+        gate = mcp_http.Gate(handler, Tokens({"default": TOKEN}), 3, limit=2)
 
         async def request(path: str = "/mcp", token: str | None = TOKEN) -> int:
             headers = [(b"authorization", f"Bearer {token}".encode())] if token else []

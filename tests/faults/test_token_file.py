@@ -17,12 +17,12 @@ PI_WEB = str(Path(sys.executable).parent / "pi-web")
 
 
 def _read_within(path: str, seconds: float = 5.0):
-    """read_token on *path* in a thread: (finished, error message or token)."""
+    """read_tokens on *path* in a thread: (finished, error message or token)."""
     box: dict = {}
 
     def run():
         try:
-            box["value"] = mcp_http.read_token(HttpOptions(token_file=path), {})
+            box["value"] = mcp_http.read_tokens(HttpOptions(token_file=path), {})
         except UsageError as exc:
             box["value"] = str(exc)
 

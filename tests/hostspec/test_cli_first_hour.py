@@ -81,7 +81,10 @@ def test_fetch_prints_the_command_that_reads_on(httpserver, write_config, capsys
     )
     assert main(["fetch", url, "--max-chars", "1000"]) == 0
     out = capsys.readouterr().out
-    assert out.rstrip().endswith(f"Next: pi-web fetch {url} --offset 1000 --max-chars 1000]")
+    assert re.search(
+        rf"Next: pi-web fetch {re.escape(url)} --offset 1000 --max-chars 1000 --content-hash [0-9a-f]{{8}}\]$",
+        out.rstrip(),
+    )
     assert "web_fetch {" not in out
 
 

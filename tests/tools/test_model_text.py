@@ -5,6 +5,7 @@ from __future__ import annotations
 from pi_web_tools.api.errors import ProviderError
 from pi_web_tools.api.types import FetchedPage, SearchHit, SearchResponse
 from pi_web_tools.tools.model_text import (
+    content_hash,
     continuation,
     format_hit,
     format_search,
@@ -67,8 +68,10 @@ def test_continuation_names_the_exact_next_call():
     line = continuation("https://a/", 0, 40, page, {"provider": "exa"})
     assert line == (
         '[Showing characters 0–40 of 100. Next: web_fetch {"urls": ["https://a/"], '
-        '"provider": "exa", "offset": 40}]'
+        '"provider": "exa", "offset": 40, "content_hash": "bd913ff6"}]'
     )
+    # the hash is of the text before the offset: what the windows read so far
+    assert content_hash("x" * 100, 40) == content_hash("x" * 40 + "y" * 60, 40) == "bd913ff6"
     assert continuation("https://a/", 0, 100, page, {}) is None
     assert continuation("https://a/", 60, 100, page, {}) == (
         "[Showing characters 60–100 of 100: the end of the page.]"

@@ -72,6 +72,7 @@ def test_the_section_ends_with_the_exact_call_that_reads_around_the_best_passage
     last = result.text.rstrip().splitlines()[-1]
     call = json.loads(READ_AROUND.search(last).group(1))
     facts = result.details["urls"][0]
+    assert re.fullmatch(r"[0-9a-f]{8}", call.pop("content_hash"))
     assert call == {"urls": [guide], "offset": facts["bestOffset"]}
     around = host.call("web_fetch", call)
     assert around.text.split("\n\n", 1)[1].startswith(GUIDE[facts["bestOffset"] :][:40])
@@ -180,7 +181,13 @@ def test_a_long_page_is_asked_in_parts_each_ending_with_the_call_for_the_rest(
     rest = re.search(r"The rest: web_fetch (\{.*?\})\. ", first.text)
     assert rest, first.text
     call = json.loads(rest.group(1))
-    assert call == {"urls": [url], "question": "How do I reload nginx?", "offset": 2000}
+    assert re.fullmatch(r"[0-9a-f]{8}", call["content_hash"])
+    assert {**call, "content_hash": None} == {
+        "urls": [url],
+        "question": "How do I reload nginx?",
+        "offset": 2000,
+        "content_hash": None,
+    }
     later = host.call("web_fetch", call)
     assert "characters 2000–4000" in later.text
 
