@@ -422,6 +422,27 @@ def _key_from_env(provider_type: ProviderType) -> str | None:
     return os.environ.get(provider_type.api_key_env, "").strip() or None
 
 
+def _sections(
+    raw: dict, providers: list[ProviderConfig], types: Mapping[str, ProviderType]
+) -> tuple[dict[str, Any], list[Finding]]:
+    """The file's sections besides its providers (cache, fetch ladder, search keys, readers,
+    limits) as :class:`Config` fields, with their warnings; the same for every file shape."""
+    cache, cache_warnings = parse_cache(raw.get("cache"))
+    ladder, ladder_warnings = parse_fetch_ladder(raw.get("fetchLadder"), providers, types)
+    search, search_warnings = _search_keys(raw, providers, types)
+    readers, reader_warnings = parse_readers(raw.get("readers"))
+    limits, limits_warnings = parse_limits(raw.get("limits"))
+    fields = {"cache": cache, "fetch_ladder": ladder, "readers": readers, "limits": limits}
+    warnings = [
+        *cache_warnings,
+        *ladder_warnings,
+        *reader_warnings,
+        *search_warnings,
+        *limits_warnings,
+    ]
+    return {**fields, **search}, warnings
+
+
 def parse_config(
     text: str,
     path: Path,
@@ -618,32 +639,17 @@ def parse_config(
             example,
             needs_key=types[example].needs_api_key if example in types else True,
         )
-    cache, cache_warnings = parse_cache(raw.get("cache"))
-    ladder, ladder_warnings = parse_fetch_ladder(raw.get("fetchLadder"), providers, types)
-    search, search_warnings = _search_keys(raw, providers, types)
-    readers, reader_warnings = parse_readers(raw.get("readers"))
-    limits, limits_warnings = parse_limits(raw.get("limits"))
+    sections, section_warnings = _sections(raw, providers, types)
     return Config(
         path=path,
         source="file",
         providers=tuple(providers),
         default_provider=default,
-        warnings=tuple(
-            warnings
-            + cache_warnings
-            + ladder_warnings
-            + reader_warnings
-            + search_warnings
-            + limits_warnings
-        ),
+        warnings=tuple(warnings + section_warnings),
         key_problems=tuple(key_problems),
-        cache=cache,
         notes=tuple(notes),
         tool_defaults=tool_defaults,
-        fetch_ladder=ladder,
-        readers=readers,
-        limits=limits,
-        **search,
+        **sections,
     )
 
 
@@ -777,32 +783,17 @@ def _shared_file(
     if errors:
         listing = "\n".join(f"- {line}" for line in errors)
         raise invalid(path, f"{len(errors)} problem(s):\n{listing}")
-    cache, cache_warnings = parse_cache(raw.get("cache"))
-    ladder, ladder_warnings = parse_fetch_ladder(raw.get("fetchLadder"), providers, types)
-    search, search_warnings = _search_keys(raw, providers, types)
-    readers, reader_warnings = parse_readers(raw.get("readers"))
-    limits, limits_warnings = parse_limits(raw.get("limits"))
+    sections, section_warnings = _sections(raw, providers, types)
     return Config(
         path=path,
         source="file",
         shape="shared",
         providers=tuple(providers),
         default_provider=default,
-        warnings=tuple(
-            warnings
-            + cache_warnings
-            + ladder_warnings
-            + reader_warnings
-            + search_warnings
-            + limits_warnings
-        ),
-        cache=cache,
+        warnings=tuple(warnings + section_warnings),
         notes=tuple(notes),
         tool_defaults=tool_defaults,
-        fetch_ladder=ladder,
-        readers=readers,
-        limits=limits,
-        **search,
+        **sections,
     )
 
 
