@@ -375,7 +375,8 @@ def _fetch_now(
             if ladder:
                 page = default_path.with_llms_txt(chosen, url, page, ctx, deadline)
             if page.ok:
-                store_page(chosen, url, modes, page, chosen.entry.name, budget)
+                if url not in fell_back:  # else not kept: the next call tries the reader again
+                    store_page(chosen, url, modes, page, chosen.entry.name, budget)
             elif page.code == OTHER_FETCHER:
                 page = attrs.evolve(page, error=f"{page.error}; {_other_fetchers(chosen)}")
             found[url] = (page, None)

@@ -269,6 +269,7 @@ def config_report() -> tuple[str, bool]:
             lines.append(
                 f"{tools} works with the built-in {kind.name} provider; other tools need a provider."
             )
+        lines += _reader_lines(config)
         first = implied[0].name if implied else next(iter(types), "kagi")
         lines.append(f"Create {path} like this:\n{example_config(first)}")
         hint = other_files_hint()

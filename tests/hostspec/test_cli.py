@@ -99,6 +99,14 @@ def test_config_without_file_names_every_key_variable_and_the_keyless_option(cap
     )
 
 
+def test_config_without_file_lists_the_site_readers(capsys):
+    """The readers work with no config file, so `pi-web config` lists them then too."""
+    assert main(["config"]) == 0
+    out = capsys.readouterr().out
+    assert "Site readers (web_fetch without provider reads these sites" in out
+    assert "- github: GitHub, files, folders" in out and "no token (GITHUB_TOKEN" in out
+
+
 def test_config_never_prints_the_key(capsys, write_config):
     """`pi-web config` with a key in the file never prints the whole key."""
     write_config(

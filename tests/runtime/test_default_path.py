@@ -53,6 +53,8 @@ def _read(url, web):
         )
     if url.endswith("/down"):
         raise ReaderError("the Demo API answered HTTP 503", status=503, fall_back=True)
+    if url.endswith("/flaky") and READS.count(url) == 1:  # down once, then back
+        raise ReaderError("the Demo API's limit is spent", status=429, fall_back=True)
     if url.endswith("/closed"):
         raise ReaderError("Demo is closed to anonymous clients", status=403)
     if url.endswith("/other"):
@@ -109,6 +111,17 @@ def test_a_reader_that_falls_back_leaves_its_note_on_the_fetched_page(setup):
     result = fetch(setup, "https://docs.demo.example/down")
     assert "here page" in result.text
     assert "Note: Demo: the Demo API answered HTTP 503" in result.text
+
+
+def test_a_page_fetched_after_a_reader_fell_back_is_not_kept_so_the_reader_is_tried_again(setup):
+    """The user follows the note's advice (a token, the limit's reset): the next call reads the
+    site through its reader, not the cached fall-back page with its stale note."""
+    first = fetch(setup, "https://docs.demo.example/flaky")
+    assert "here page" in first.text and "limit is spent" in first.text
+    again = fetch(setup, "https://docs.demo.example/flaky")
+    assert "read https://docs.demo.example/flaky" in again.text
+    assert "limit is spent" not in again.text
+    assert READS == ["https://docs.demo.example/flaky"] * 2
 
 
 def test_a_reader_that_declines_leaves_the_url_to_the_fetcher_silently(setup):
