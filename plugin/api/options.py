@@ -38,6 +38,7 @@ __all__ = [
     "option_key",
     "options_fields",
     "positive",
+    "reaches_further",
     "runs_something",
     "structure_options",
     "unknown_keys",
@@ -54,6 +55,7 @@ class Kind(enum.Enum):
     UNKNOWN_KEYS = "unknown keys"  # keys that are not settings (``close`` names look-alikes)
     KEY_WITHHELD = "key withheld"  # a key not sent to a baseUrl others could have planted
     RUN_WITHHELD = "run withheld"  # a program or code path others could have planted, not used
+    REACH_WITHHELD = "reach withheld"  # an allowance to reach further others could have planted
     PLUGIN_SKIPPED = "plugin skipped"  # an entry whose type's plugin could not be loaded
     FOREIGN_PROVIDERS = "foreign providers"  # "providers" is another extension's object
 
@@ -115,7 +117,12 @@ Validator = Callable[[Any, Any, Any], None]
 
 
 def option(
-    default: Any = None, *, validator: Any = None, key: str | None = None, runs: bool = False
+    default: Any = None,
+    *,
+    validator: Any = None,
+    key: str | None = None,
+    runs: bool = False,
+    reaches: bool = False,
 ) -> Any:
     """Declare one provider option: an attrs field whose JSON key is the attribute name in
     camelCase (``timeout_seconds`` -> ``timeoutSeconds``) unless *key* says otherwise.
@@ -125,19 +132,28 @@ def option(
     :func:`between` or :func:`one_of`, checked when the config is read. A number option needs
     one that bounds it (``between``, ``one_of``). *runs*: the value names something this
     process runs or loads (a program, a path to code); a config that others can change never
-    sets it (the default is kept, and ``pi-web config`` says why).
+    sets it (the default is kept, and ``pi-web config`` says why). *reaches*: the value widens
+    what this process reaches (``allowPrivateNetwork``); a config that others can change never
+    sets it either.
     """
     metadata: dict[str, Any] = {"option": True}
     if key is not None:
         metadata["key"] = key
     if runs:
         metadata["runs"] = True
+    if reaches:
+        metadata["reaches"] = True
     return field(default=default, validator=validator, metadata=metadata)
 
 
 def runs_something(attribute: attrs.Attribute) -> bool:
     """Whether option *attribute* names something this process runs or loads."""
     return bool(attribute.metadata.get("runs"))
+
+
+def reaches_further(attribute: attrs.Attribute) -> bool:
+    """Whether option *attribute* widens what this process reaches (private networks)."""
+    return bool(attribute.metadata.get("reaches"))
 
 
 def option_key(attribute: attrs.Attribute) -> str:
@@ -217,7 +233,7 @@ class ApiOptions(CommonOptions):
     """
 
     base_url: str | None = option(None, validator=http_url())
-    allow_private_network: bool = option(False)
+    allow_private_network: bool = option(False, reaches=True)
 
 
 # --- reading options from the file --------------------------------------------------------------

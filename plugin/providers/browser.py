@@ -121,7 +121,7 @@ class BrowserOptions(CommonOptions):
     """Options of a ``browser`` fetcher."""
 
     executable_path: str | None = option(None, runs=True)
-    allow_private_network: bool = option(False)
+    allow_private_network: bool = option(False, reaches=True)
     max_bytes: int = option(DEFAULT_MAX_BYTES, validator=between(10_000, 100_000_000))
     max_pages: int = option(4, validator=between(1, 10))
     settle_seconds: float = option(2.0, validator=between(0, 30))

@@ -67,7 +67,7 @@ class DirectOptions(CommonOptions):
     """Options of a ``direct`` fetcher."""
 
     max_bytes: int = option(DEFAULT_MAX_BYTES, validator=between(1, 100_000_000))
-    allow_private_network: bool = option(False)
+    allow_private_network: bool = option(False, reaches=True)
 
 
 def _reason(status: int, given: str | None) -> str:

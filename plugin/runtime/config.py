@@ -19,7 +19,14 @@ import attrs
 from pi_hostspec.host import SkippedPlugin
 
 from ..api import redaction
-from ..api.options import Finding, Kind, option_key, options_fields, runs_something
+from ..api.options import (
+    Finding,
+    Kind,
+    option_key,
+    options_fields,
+    reaches_further,
+    runs_something,
+)
 from ..api.types import ProviderConfig, ProviderType
 from .config_shapes import Config, implicit_from_env, invalid, parse_config
 
@@ -173,12 +180,14 @@ def _guard(config: Config, untrusted: bool) -> Config:
     a key (from the file or the environment) to a ``baseUrl`` read from it, and it never names
     something this process runs or loads (an option declared ``runs``, such as the browser's
     ``executablePath``: the default is kept). Each such provider says why, and a call to it
-    fails saying so. With a trusted file, an environment key sent to a ``baseUrl`` is said in
+    fails saying so. Nor does it widen what this process reaches (an option declared
+    ``reaches``, ``allowPrivateNetwork``): the provider keeps working without it, and a refusal
+    it would have lifted says why. With a trusted file, an environment key sent to a ``baseUrl`` is said in
     ``pi-web config`` and ``details.warnings``."""
     providers, warnings, problems = [], list(config.warnings), list(config.key_problems)
     for provider in config.providers:
         if untrusted:
-            provider = _withhold_what_runs(provider, config.path, problems)
+            provider = _withhold_what_runs(provider, config.path, problems, warnings)
         base_url = getattr(provider.options, "base_url", None)
         base_url = redaction.without_password(base_url) if base_url else base_url
         where = f"providers ({provider.name})"
@@ -226,29 +235,32 @@ def _guard(config: Config, untrusted: bool) -> Config:
 
 
 def _withhold_what_runs(
-    provider: ProviderConfig, path: Path, problems: list[Finding]
+    provider: ProviderConfig, path: Path, problems: list[Finding], warnings: list[Finding]
 ) -> ProviderConfig:
-    """*provider* with every option that names something to run or load back at its default,
-    each one said in *problems*."""
+    """*provider* with every option that names something to run or load (said in *problems*:
+    the provider is not used) or widens what it reaches (said in *warnings*: it works without
+    it) back at its default."""
     options = provider.options
     if not attrs.has(type(options)):
         return provider
     reset = {}
     for field in options_fields(type(options)):
         value = getattr(options, field.name)
-        if runs_something(field) and value != field.default:
-            reset[field.name] = field.default
-            problems.append(
-                Finding(
-                    where=f"providers ({provider.name})",
-                    what=f"{option_key(field)} {value} is not used: the config can be changed "
-                    "by other users",
-                    suggestion=f"fix its permissions (chmod go-w {path}) or remove "
-                    f"{option_key(field)}",
-                    kind=Kind.RUN_WITHHELD,
-                    entry=provider.name,
-                )
+        if value == field.default or not (runs_something(field) or reaches_further(field)):
+            continue
+        reset[field.name] = field.default
+        key = option_key(field)
+        runs = runs_something(field)
+        (problems if runs else warnings).append(
+            Finding(
+                where=f"providers ({provider.name})",
+                what=f"{key} {value if runs else ''}".rstrip()
+                + " is not used: the config can be changed by other users",
+                suggestion=f"fix its permissions (chmod go-w {path}) or remove {key}",
+                kind=Kind.RUN_WITHHELD if runs else Kind.REACH_WITHHELD,
+                entry=provider.name,
             )
+        )
     return attrs.evolve(provider, options=attrs.evolve(options, **reset)) if reset else provider
 
 

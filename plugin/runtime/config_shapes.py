@@ -154,6 +154,13 @@ class Config:
         could have planted it), or ``None``."""
         return self._withheld(entry, Kind.RUN_WITHHELD)
 
+    def withheld_reach(self, entry: str) -> Finding | None:
+        """Why provider *entry* does not reach private networks although the file allows it
+        (others could have planted the allowance), or ``None``."""
+        return next(
+            (w for w in self.warnings if w.kind is Kind.REACH_WITHHELD and w.entry == entry), None
+        )
+
     def skipped_entry(self, entry: str) -> Finding | None:
         """Why entry *entry* is skipped (its type's plugin could not be loaded), or ``None``."""
         return self._withheld(entry, Kind.PLUGIN_SKIPPED)

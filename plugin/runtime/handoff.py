@@ -133,6 +133,9 @@ def label(selection: Selection) -> str:
 def _allow_hint(selection: Selection) -> str:
     config = selection.config
     entry = selection.entry
+    withheld = config.withheld_reach(entry.name)
+    if withheld is not None:  # the user did allow it, in a file others can change
+        return f"{withheld.what}; {withheld.suggestion}"
     if config.shape == "shared":  # implicit providers: options by type
         hint = (
             f'set "providerOptions": {{"{entry.type}": {{"allowPrivateNetwork": '
@@ -210,7 +213,10 @@ def base_url_refusal(selection: Selection, deadline: float) -> Refusal | None:
     problem = _host_problem(base_url, selection, deadline)
     if problem is None:
         return None
-    return Refusal(problem, f"{_allow_hint(selection)} (that address only)")
+    hint = _allow_hint(selection)
+    if selection.config.withheld_reach(selection.entry.name) is None:
+        hint += " (that address only)"
+    return Refusal(problem, hint)
 
 
 def refusals(selection: Selection, urls: list[str], deadline: float) -> dict[str, Refusal]:

@@ -21,6 +21,7 @@ from .fusion import Listing, QueryAnswer, plain
 
 __all__ = [
     "answer_text",
+    "close_cut_code",
     "changed_since",
     "content_hash",
     "continuation",
@@ -346,6 +347,18 @@ def _searched(page: FetchedPage, start: int, end: int) -> str:
     return f"characters {start}–{end} of {_size(total, page.more_text)}"
 
 
+def close_cut_code(part: str) -> tuple[str, str]:
+    """*part*, a text cut short, as (what to keep, what to add after it): a code block it leaves
+    open is kept to its last whole line and closed with its own fence, so the block is never a
+    dangling fragment and what follows it is not read as code; other text is kept whole."""
+    from .passages import open_fence
+
+    fence = open_fence(part)
+    if fence is None:
+        return part, ""
+    return part[: part.rfind("\n") + 1], fence
+
+
 def answer_text(
     page: FetchedPage, question: str, start: int, limit: int, next_args: dict
 ) -> tuple[str, str, object]:
@@ -382,13 +395,15 @@ def answer_text(
             break
         shown = text[first:last]
         note = ""
+        closing = ""
         if len(shown) > room:
             from .budget import on_boundary
 
-            shown = on_boundary(shown[:room], True)
+            shown, closing = close_cut_code(on_boundary(shown[:room], True))
             note = f"\n[… cut here: it goes on from offset {first + len(shown)}]"
         used += len(shown)
-        blocks.append(f"{_label(text, first, code)}\n{shown.strip(chr(10))}{note}")
+        body = shown.strip(chr(10)) + (f"\n{closing}" if closing else "")
+        blocks.append(f"{_label(text, first, code)}\n{body}{note}")
     count = len(found.passages)
     tail = (
         f"[{count} passage{'s' if count != 1 else ''} for the question, from {searched}; the "

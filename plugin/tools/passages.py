@@ -25,6 +25,7 @@ __all__ = [
     "Passage",
     "answer",
     "find",
+    "open_fence",
     "split",
 ]
 
@@ -93,6 +94,20 @@ def _code_spans(text: str) -> dict[int, int]:
                     break
         index += 1
     return spans
+
+
+def open_fence(text: str) -> str | None:
+    """The fence (```` ``` ````, ``~~~``) of a code block that *text* opens and never closes (a
+    text cut short inside the block), or ``None``."""
+    opened = None
+    for found in _FENCE_LINE.finditer(text):
+        fence, rest = found.group(1), found.group(2)
+        if opened is None:
+            if fence not in rest:  # a fence line that closes itself is inline code
+                opened = fence
+        elif fence[0] == opened[0] and len(fence) >= len(opened) and not rest.strip():
+            opened = None
+    return opened
 
 
 def _is_heading(line: str) -> bool:

@@ -282,7 +282,7 @@ def _render(
     from pi_hostspec import truncate_head
 
     from .budget import clip_to, fair_shares, on_boundary, utf8_length
-    from .model_text import join_sections, section, section_head
+    from .model_text import close_cut_code, join_sections, section, section_head
 
     total = len(pages)
     heads = [section_head(i, total, page) for i, page in enumerate(pages, 1)]
@@ -314,7 +314,11 @@ def _render(
     cut_texts = []
     for whole, bytes_, lines in zip(bodies, byte_shares, line_shares, strict=True):
         part = clip_to(whole, bytes_, lines)
-        cut_texts.append(on_boundary(part, len(part) < len(whole)))
+        part = on_boundary(part, len(part) < len(whole))
+        if reading is not None and len(part) < len(whole):  # passages: no dangling code block
+            kept, closing = close_cut_code(part)
+            part = kept.rstrip("\n") + f"\n{closing}" if closing else part
+        cut_texts.append(part)
     text, shown = build(cut_texts)
     cut = [
         f"{page.url} (next offset {offset + len(part)})"

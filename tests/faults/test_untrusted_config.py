@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 
+import attrs
 import pytest
 
 from tests.support import SECRET, serve
@@ -119,3 +120,65 @@ def _unbounded(options_class: type) -> list[str]:
         if kinds & {int, float} and not getattr(field.validator, "bounded", False):
             found.append(option_key(field))
     return found
+
+
+@pytest.mark.parametrize(
+    ("file_mode", "folder_mode"),
+    [(0o666, 0o700), (0o600, 0o777)],
+    ids=["file-writable-by-others", "folder-writable-by-others"],
+)
+def test_an_untrusted_config_never_allows_private_networks(
+    host, agent_dir, write_config, httpserver, file_mode, folder_mode
+):
+    """allowPrivateNetwork in a file others can change widens nothing: a SearXNG baseUrl and a
+    page on this machine are refused as with no allowance (no request is made), each refusal
+    says why the allowance is not used, and so does pi-web config."""
+    from pi_web_tools.runtime.config import clear_cache
+
+    base = serve(httpserver, {"/page": (200, "text/plain", "private page text")})
+    config = write_config(
+        {
+            "providers": [
+                {
+                    "name": "searx",
+                    "type": "searxng",
+                    "options": {"baseUrl": base, "allowPrivateNetwork": True},
+                },
+                {"name": "web", "type": "direct", "options": {"allowPrivateNetwork": True}},
+            ]
+        },
+        mode=file_mode,
+    )
+    agent_dir.chmod(folder_mode)
+    clear_cache()
+    try:
+        searched = host.call("web_search", {"queries": ["x"]})
+        fetched = host.call("web_fetch", {"urls": [base + "/page"]})
+        report = _pi_web("config")
+    finally:
+        agent_dir.chmod(0o700)
+    assert httpserver.log == [], "an untrusted allowPrivateNetwork reached this machine"
+    said = "allowPrivateNetwork is not used: the config can be changed by other users"
+    assert searched.is_error and "127.0.0.1 is a loopback address" in searched.text
+    assert searched.text.endswith(
+        f"{said}; fix its permissions (chmod go-w {config}) or remove allowPrivateNetwork"
+    ), searched.text
+    assert "private page text" not in fetched.text and said in fetched.text, fetched.text
+    assert f"providers (searx): {said}" in report.stdout, report.stdout
+    assert f"providers (web): {said}" in report.stdout, report.stdout
+
+
+def test_every_option_that_allows_private_networks_is_withheld_from_an_untrusted_config():
+    """The rule over every built-in type: an allowPrivateNetwork option is declared as widening
+    what the process reaches, so a config others can change never sets it."""
+    from pi_web_tools.api.options import option_key, options_fields, reaches_further
+    from pi_web_tools.runtime.registry import provider_types
+
+    undeclared = [
+        name
+        for name, kind in provider_types().items()
+        if attrs.has(kind.options_class)
+        for field in options_fields(kind.options_class)
+        if option_key(field) == "allowPrivateNetwork" and not reaches_further(field)
+    ]
+    assert undeclared == []

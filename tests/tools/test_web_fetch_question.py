@@ -277,3 +277,61 @@ def test_text_max_characters_caps_what_the_passages_hold(host, guide):
         assert GUIDE[at - 5 : at] in shown
     call = json.loads(READ_AROUND.search(result.text).group(1))
     assert call["text_max_characters"] == 60  # the read-around call keeps the window size
+
+
+def _code_lines_of(section_text: str) -> list[list[str]]:
+    """The code blocks of a section as their lines; an unclosed fence is a block that never
+    ends (returned with a None last line)."""
+    blocks, current = [], None
+    for line in section_text.splitlines():
+        if line.startswith("```"):
+            if current is None:
+                current = []
+            else:
+                blocks.append(current)
+                current = None
+        elif current is not None:
+            current.append(line)
+    if current is not None:
+        blocks.append([*current, None])
+    return blocks
+
+
+CODE_LINES = [
+    f"step_{i} = reload_worker({i}, graceful=True)  # reload step {i}" for i in range(300)
+]
+
+
+@pytest.mark.parametrize("urls", [1, 12], ids=["text_max_characters", "fair-share-of-many-urls"])
+def test_a_code_block_cut_to_fit_stays_a_closed_block_of_whole_lines(
+    host, httpserver, direct, urls
+):
+    """Code is never split into a dangling fence: cut to fit (text_max_characters, or a fair
+    share of the output among many URLs), a code block ends at a whole line and is closed, so
+    the section's last line (the call that reads on) is not swallowed by the block."""
+    page = "\n\n".join(
+        [
+            "# Workers",
+            "How to reload a worker gracefully:",
+            "```python\n" + "\n".join(CODE_LINES) + "\n```",
+        ]
+    )
+    paths = {f"/code{n}": (200, "text/markdown", page) for n in range(urls)}
+    base = serve(httpserver, paths)
+    args = {"urls": [base + path for path in paths], "question": "reload worker step"}
+    if urls == 1:
+        args["text_max_characters"] = 1000
+    result = host.call("web_fetch", args)
+    assert not result.is_error, result.text
+    sections = re.split(r"(?m)^## \[\d+/\d+\] ", result.text)[1:]
+    assert len(sections) == urls
+    for section in sections:
+        blocks = _code_lines_of(section)
+        assert blocks, section
+        for block in blocks:
+            assert None not in block, f"a code fence left open:\n{section[-400:]}"
+            assert all(line in CODE_LINES for line in block), block[-2:]
+        assert READ_AROUND.search(section), section[-300:]
+    if urls == 1:
+        at = int(re.search(r"goes on from offset (\d+)", result.text).group(1))
+        assert page[at:].startswith("step_"), page[at - 20 : at + 20]
