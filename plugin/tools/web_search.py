@@ -211,6 +211,11 @@ def execute(args: dict, ctx: ToolContext) -> ToolResult:
     return ToolResult(content=output.text, details=details)
 
 
+#: How much of a provider's error the one line about a failover or a failed fused provider
+#: quotes: enough for a fix in full (SearXNG's settings.yml change, a Kagi key's two answers).
+NOTE_WIDTH = 400
+
+
 class _Plan:
     """The providers of a call: for a fused call, each gets every query; otherwise the first
     is the chosen one and the others are where a query fails over to, in order. (A plain
@@ -239,7 +244,7 @@ def _served(query: str, item: Any) -> tuple[Any, dict]:
     notes = []
     if item.passed:
         failed = "; ".join(
-            f"{s.entry.name} failed ({exc.kind.value}): {_error_text(exc, 200)}"
+            f"{s.entry.name} failed ({exc.kind.value}): {_error_text(exc, NOTE_WIDTH)}"
             for s, exc in item.passed
         )
         notes.append(f"answered by {item.selection.entry.name} because {failed}")
@@ -274,7 +279,7 @@ def _fused(query: str, providers: list[Any], answers: list[Any], limit: int) -> 
         entry.update(count=0, error=_error_text(failure))
         return failure, entry
     kept = ", ".join(name for name, _ in good)
-    notes = [f"{name} failed: {_error_text(exc, 200)}; results from {kept}" for name, exc in bad]
+    notes = [f"{name} failed: {_error_text(exc, NOTE_WIDTH)}; results from {kept}" for name, exc in bad]
     outcome = fuse(good, limit, notes)
     entry["count"] = len(outcome.listings)
     return outcome, entry
