@@ -525,16 +525,32 @@ def _state(issue: dict, pull: dict | None) -> str:
     return state
 
 
-def _comment(heading: str, item: dict) -> list[str]:
+def _comment(
+    heading: str, item: dict, when: str = "created_at", empty: str = "(empty)"
+) -> list[str]:
     association = text_field(item.get("author_association"))
     said = f" ({association.lower()})" if association and association != "NONE" else ""
-    body = text_field(item.get("body")) or "(empty)"
-    return [
-        f"### {heading} · {_login(item.get('user'))}{said} · {_date(item.get('created_at'))}",
-        "",
-        body.strip(),
-        "",
+    body = (text_field(item.get("body")) or empty).strip()
+    head = f"### {heading} · {_login(item.get('user'))}{said} · {_date(item.get(when))}"
+    return [head, "", body, ""] if body else [head, ""]
+
+
+def _verdicts(reviews: list) -> list[str]:
+    """A pull request's submitted reviews: each verdict and its summary, in order. A review
+    that only comments with nothing of its own to say (the container of inline comments) is
+    left out."""
+    shown = [
+        item
+        for item in reviews
+        if isinstance(item, dict)
+        and text_field(item.get("state")) not in (None, "PENDING")
+        and (item.get("state") != "COMMENTED" or text_field(item.get("body")))
     ]
+    lines = [f"## Reviews ({len(shown)})", ""] if shown else []
+    for item in shown:
+        verdict = str(item["state"]).replace("_", " ").capitalize()
+        lines += _comment(verdict, item, when="submitted_at", empty="")
+    return lines
 
 
 def _thread(web: Any, owner: str, repo: str, number: str, as_pull: bool) -> Reading:
@@ -560,9 +576,13 @@ def _thread(web: Any, owner: str, repo: str, number: str, as_pull: bool) -> Read
         else []
     )
     pull = files = reviews = None
+    verdicts: list = []
     if is_pull:
         pull = _object(_api(web, f"/repos/{owner}/{repo}/pulls/{number}", what), what)
         files = _pages(web, f"/repos/{owner}/{repo}/pulls/{number}/files", f"the files of {what}")
+        verdicts = _pages(
+            web, f"/repos/{owner}/{repo}/pulls/{number}/reviews", f"the reviews of {what}"
+        )
         reviews = (
             _pages(
                 web,
@@ -619,6 +639,7 @@ def _thread(web: Any, owner: str, repo: str, number: str, as_pull: bool) -> Read
                 f"-{int(number_field(item.get('deletions')) or 0)})"
             )
         lines.append("")
+    lines += _verdicts(verdicts)
     if reviews:
         lines += [f"## Review comments ({len(reviews)})", ""]
         for item in reviews:

@@ -74,10 +74,12 @@ def store_page(
     budget: cache.Budget,
     ttl: float | None = None,
     immutable: bool = False,
+    reader_turn: str | None = None,
 ) -> None:
     """Cache *page* for *url* under *chosen*'s key, made by *via* (a provider's name, a
     reader, or :data:`LADDER`); a degraded page only briefly unless *ttl* says otherwise; an
-    *immutable* one (content at a fixed version) for days."""
+    *immutable* one (content at a fixed version) for days. *reader_turn* names the site reader
+    that claimed *url* and left it to *via* (see :func:`~.run.fetch`)."""
     if ttl is None and _brief(page):
         ttl = cache.BRIEF_TTL_SECONDS
     extra = {} if ttl is None else {"ttl": ttl}
@@ -85,7 +87,7 @@ def store_page(
         chosen.config.cache,
         TOOL_FOR["fetch"],
         page_key(chosen, url, modes),
-        {"via": via, "page": attrs.asdict(page)},
+        {"via": via, "page": attrs.asdict(page), "readerTurn": reader_turn},
         budget=budget,
         immutable=immutable and not _brief(page),
         **extra,

@@ -38,7 +38,7 @@ from ..api.types import (
     SummaryResponse,
     one_line,
 )
-from . import cache, default_path, state
+from . import cache, default_path, readers, state
 from .config import Config
 from .handoff import base_url_refusal, handoff_refusal, label, refusals
 from .ladder import Ladder, answer_for, needs_another_fetcher, rungs
@@ -186,17 +186,35 @@ def summarize(
 # --- web_fetch: per-URL pages, the cache and the ladder ---------------------------------------
 
 
-def _cached_page(hit: cache.Hit | None, chosen: Selection, ladder: bool) -> FetchedPage | None:
+def _reader_turn(chosen: Selection, url: str) -> str | None:
+    """The name of the site reader (on) that claims *url*, or ``None``."""
+    reader = readers.claimant(url, chosen.config)
+    return reader.name if reader is not None else None
+
+
+def _cached_page(
+    hit: cache.Hit | None, chosen: Selection, ladder: bool, url: str
+) -> FetchedPage | None:
     """The page of a cache hit, or ``None``. A call that names its provider (no ladder) gets
     only pages that provider made itself. A call that may climb the ladder does not get a page
     that needs another fetcher (an application shell, a refusal) which a call naming its
-    provider stored without the ladder's turn, while the ladder has a rung to give it."""
+    provider stored without the ladder's turn, while the ladder has a rung to give it; nor a
+    fetcher's page of a URL a site reader claims that was stored without that reader's turn (by
+    a call naming its provider, or while the reader was off): the reader reads it."""
     if hit is None or not isinstance(hit.value, dict):
         return None
     via = hit.value.get("via")
     if not ladder and via != chosen.entry.name:
         return None
     page = decode(FetchedPage, hit.value.get("page"))
+    if (
+        ladder
+        and page is not None
+        and page.ok
+        and via == chosen.entry.name
+        and hit.value.get("readerTurn") != _reader_turn(chosen, url)
+    ):
+        return None
     if (
         ladder
         and page is not None
@@ -292,7 +310,7 @@ class _Lookup:
         missing = []
         for url in urls:
             hit = cache.get(settings, tool, self.key(url), budget=self.budget)
-            page = _cached_page(hit, self.chosen, self.ladder)
+            page = _cached_page(hit, self.chosen, self.ladder, url)
             if (
                 hit is not None
                 and page is not None
@@ -376,7 +394,10 @@ def _fetch_now(
                 page = default_path.with_llms_txt(chosen, url, page, ctx, deadline)
             if page.ok:
                 if url not in fell_back:  # else not kept: the next call tries the reader again
-                    store_page(chosen, url, modes, page, chosen.entry.name, budget)
+                    turn = _reader_turn(chosen, url) if ladder else None
+                    store_page(
+                        chosen, url, modes, page, chosen.entry.name, budget, reader_turn=turn
+                    )
             elif page.code == OTHER_FETCHER:
                 page = attrs.evolve(page, error=f"{page.error}; {_other_fetchers(chosen)}")
             found[url] = (page, None)

@@ -117,15 +117,29 @@ def plain(response: SearchResponse, notes: Sequence[str] = ()) -> QueryAnswer:
     return QueryAnswer(listings=tuple(listings), response=response, notes=tuple(notes))
 
 
+def _untidiness(url: str) -> tuple[bool, int]:
+    """How far a copy's URL is from the one to cite: plain http, then each tracking parameter."""
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError:
+        return True, 0
+    tracked = sum(1 for piece in parts.query.split("&") if _tracking(piece.split("=")[0]))
+    return parts.scheme.lower() != "https", tracked
+
+
 def _merged(copies: list[tuple[int, int, SearchHit]]) -> SearchHit:
-    """One hit from its copies (rank, provider index, hit), best rank first: that copy's title
-    and URL, the richest snippet, and the first date and author any copy has."""
+    """One hit from its copies (rank, provider index, hit), best rank first: that copy's title,
+    the URL of the tidiest copy (https, no tracking parameter; the best-ranked among equals),
+    the richest snippet, and the first date and author any copy has."""
     best = copies[0][2]
+    url = min(copies, key=lambda copy: _untidiness(copy[2].url))[2].url  # min keeps the first
     snippet = max((hit.snippet for _, _, hit in copies), key=len)
     published = next((hit.published for _, _, hit in copies if hit.published), None)
     author = next((hit.author for _, _, hit in copies if hit.author), None)
     # Providers' scores are on scales of their own: a fused result shows none.
-    return attrs.evolve(best, snippet=snippet, published=published, author=author, score=None)
+    return attrs.evolve(
+        best, url=url, snippet=snippet, published=published, author=author, score=None
+    )
 
 
 def fuse(

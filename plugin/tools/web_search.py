@@ -102,6 +102,7 @@ def execute(args: dict, ctx: ToolContext) -> ToolResult:
     search provider when the call named none; or, fused, through each provider chosen. Each
     URL is listed once."""
 
+    from ..api.retry import another_provider_ready
     from ..api.types import SearchRequest
     from ..runtime import run
     from .common import run_all
@@ -131,12 +132,14 @@ def execute(args: dict, ctx: ToolContext) -> ToolResult:
         def fused_progress(done: int, total: int) -> None:
             ctx.progress(done, total, f"Searching... {done}/{total} provider calls done")
 
+        def ask(pair: tuple) -> Any:
+            # The other providers are answering: a failure is not retried (no backoff, no
+            # Retry-After waited out); it is named, and the rest kept.
+            with another_provider_ready():
+                return run.search(pair[1], pair[0], ctx, fresh=fresh)
+
         pairs = [(request, selection) for request in requests_ for selection in plan.providers]
-        found = run_all(
-            pairs,
-            lambda pair: run.search(pair[1], pair[0], ctx, fresh=fresh),
-            on_done=fused_progress,
-        )
+        found = run_all(pairs, ask, on_done=fused_progress)
         limit_ = int(limit) if limit is not None else _fused_limit(plan.providers)
         built = [
             _fused(query, plan.providers, found[i * width : (i + 1) * width], limit_)
@@ -211,6 +214,11 @@ def execute(args: dict, ctx: ToolContext) -> ToolResult:
     return ToolResult(content=output.text, details=details)
 
 
+#: How much of a provider's error the one line about a failover or a failed fused provider
+#: quotes: enough for a fix in full (SearXNG's settings.yml change, a Kagi key's two answers).
+NOTE_WIDTH = 400
+
+
 class _Plan:
     """The providers of a call: for a fused call, each gets every query; otherwise the first
     is the chosen one and the others are where a query fails over to, in order. (A plain
@@ -239,7 +247,7 @@ def _served(query: str, item: Any) -> tuple[Any, dict]:
     notes = []
     if item.passed:
         failed = "; ".join(
-            f"{s.entry.name} failed ({exc.kind.value}): {_error_text(exc, 200)}"
+            f"{s.entry.name} failed ({exc.kind.value}): {_error_text(exc, NOTE_WIDTH)}"
             for s, exc in item.passed
         )
         notes.append(f"answered by {item.selection.entry.name} because {failed}")
@@ -274,7 +282,7 @@ def _fused(query: str, providers: list[Any], answers: list[Any], limit: int) -> 
         entry.update(count=0, error=_error_text(failure))
         return failure, entry
     kept = ", ".join(name for name, _ in good)
-    notes = [f"{name} failed: {_error_text(exc, 200)}; results from {kept}" for name, exc in bad]
+    notes = [f"{name} failed: {_error_text(exc, NOTE_WIDTH)}; results from {kept}" for name, exc in bad]
     outcome = fuse(good, limit, notes)
     entry["count"] = len(outcome.listings)
     return outcome, entry

@@ -226,6 +226,23 @@ def test_through_a_proxy_a_call_naming_its_provider_is_not_read_by_a_reader(prox
     assert proxy.tunnels == ["github.com"]
 
 
+def test_through_a_proxy_the_readers_page_comes_back_after_other_fetches_of_its_url(proxied):
+    """Neither a call naming its provider nor a spent GitHub limit leaves GitHub's page chrome
+    in the cache for the calls after it: once the token is set, the file is read again."""
+    sites, proxy = proxied
+    url = f"{HELLO}/blob/main/src/hello/app.py"
+    named = pi_web("fetch", url, "--provider", "direct", env=proxy.environment())
+    assert "read via" not in named.stdout
+    sites.github_budget = 0
+    spent = pi_web("fetch", f"{HELLO}/issues/7", env=proxy.environment())
+    assert "rate limit is spent" in spent.stdout
+    with_token = {**proxy.environment(), "GITHUB_TOKEN": GITHUB_TOKEN}
+    for target, text in ((url, "value_40 = 40"), (f"{HELLO}/issues/7", "Comment number 130")):
+        done = pi_web("fetch", target, "--max-chars", "50000", env=with_token)
+        assert done.returncode == 0, done.stderr
+        assert text in done.stdout and "rate limit is spent" not in done.stdout
+
+
 def test_reddit_is_said_to_be_closed_without_a_request(proxied):
     sites, proxy = proxied
     done = pi_web(

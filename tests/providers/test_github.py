@@ -147,6 +147,15 @@ def test_a_pull_request_lists_its_files_review_comments_and_diff(sites):
     assert f"{HELLO}/pull/8.diff" in text
 
 
+def test_a_pull_request_gives_its_reviews_verdicts_and_summaries(sites):
+    text = read(f"{HELLO}/pull/8")[0].text
+    assert "## Reviews (2)" in text
+    assert "### Changes requested · @reviewer (member) · 2026-02-03" in text
+    assert "Please read it in one place." in text
+    assert "### Approved · @maintainer (owner) · 2026-02-04" in text
+    assert "### Commented" not in text  # an empty review only holds inline comments
+
+
 def test_a_pull_request_diff_is_read_as_github_serves_it(sites):
     reading, _ = read(f"{HELLO}/pull/8.diff")
     assert reading.text.startswith("diff --git a/src/hello/app.py")

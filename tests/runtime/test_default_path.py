@@ -124,6 +124,29 @@ def test_a_page_fetched_after_a_reader_fell_back_is_not_kept_so_the_reader_is_tr
     assert READS == ["https://docs.demo.example/flaky"] * 2
 
 
+def test_a_page_a_call_naming_its_provider_cached_does_not_hide_the_readers_page(setup):
+    fetch(setup, "https://docs.demo.example/a")
+    fetch(setup, "https://docs.demo.example/a", provider="here")  # the fetcher's own page
+    again = fetch(setup, "https://docs.demo.example/a")
+    assert "read https://docs.demo.example/a" in again.text and "here page" not in again.text
+
+
+def test_a_page_cached_while_its_reader_was_off_is_read_by_the_reader_once_it_is_on(
+    setup, write_config
+):
+    providers = [{"name": "here", "type": "here"}, {"name": "far", "type": "far"}]
+    write_config({"providers": providers, "readers": {"demo": False}})
+    assert "here page" in fetch(setup, "https://docs.demo.example/a").text
+    write_config({"providers": providers})
+    assert "read https://docs.demo.example/a" in fetch(setup, "https://docs.demo.example/a").text
+
+
+def test_a_page_its_reader_declined_is_cached_for_the_default_path(setup):
+    fetch(setup, "https://docs.demo.example/other")
+    again = fetch(setup, "https://docs.demo.example/other")
+    assert again.details["urls"][0]["cache"]["hit"] is True and len(Recording.calls) == 1
+
+
 def test_a_reader_that_declines_leaves_the_url_to_the_fetcher_silently(setup):
     result = fetch(setup, "https://docs.demo.example/other")
     assert "here page" in result.text and "Demo" not in result.text

@@ -279,7 +279,7 @@ class Sites:
         found = re.fullmatch(r"/issues/(\d+)(/comments)?", rest)
         if found:
             return self._issue(int(found.group(1)), bool(found.group(2)), query)
-        found = re.fullmatch(r"/pulls/(\d+)(/files|/comments)?", rest)
+        found = re.fullmatch(r"/pulls/(\d+)(/files|/comments|/reviews)?", rest)
         if found:
             return self._pull(int(found.group(1)), found.group(2), query)
         found = re.fullmatch(r"/commits/([0-9a-f]{7,40})", rest)
@@ -442,6 +442,37 @@ class Sites:
                 },
             ]
             return self._paged(files, f"/pulls/{number}/files", query)
+        if part == "/reviews":  # a review: its verdict and summary (inline comments apart)
+            verdicts = [
+                {
+                    "id": 80,
+                    "user": {"login": "reviewer"},
+                    "body": "Please read it in one place.",
+                    "state": "CHANGES_REQUESTED",
+                    "author_association": "MEMBER",
+                    "submitted_at": "2026-02-03T09:00:00Z",
+                    "commit_id": SHA,
+                },
+                {  # the container of inline comments: no summary of its own
+                    "id": 81,
+                    "user": {"login": "reviewer"},
+                    "body": "",
+                    "state": "COMMENTED",
+                    "author_association": "MEMBER",
+                    "submitted_at": "2026-02-03T09:05:00Z",
+                    "commit_id": SHA,
+                },
+                {
+                    "id": 82,
+                    "user": {"login": "maintainer"},
+                    "body": "",
+                    "state": "APPROVED",
+                    "author_association": "OWNER",
+                    "submitted_at": "2026-02-04T09:00:00Z",
+                    "commit_id": SHA,
+                },
+            ]
+            return self._paged(verdicts, f"/pulls/{number}/reviews", query)
         if part == "/comments":
             reviews = [
                 {

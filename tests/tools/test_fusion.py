@@ -93,6 +93,30 @@ def test_copies_merge_into_the_best_ranked_title_and_the_richest_snippet():
     assert shared.providers == ("kagi", "brave")
 
 
+def test_a_merged_result_links_its_cleanest_copy():
+    """The copy a merged result links is https rather than http, and without tracking
+    parameters when a copy has none, whichever provider ranked it best: an agent cites it."""
+    best = SearchResponse(
+        hits=(SearchHit(title="Best", url="http://example.com/x?utm_source=exa&id=3", snippet="s"),)
+    )
+    tracked = SearchResponse(
+        hits=(
+            SearchHit(title="Tracked", url="https://www.example.com/x?id=3&fbclid=z", snippet="s"),
+        )
+    )
+    clean = SearchResponse(
+        hits=(
+            SearchHit(title="first", url="https://first.example", snippet="f"),
+            SearchHit(title="Clean", url="https://example.com/x/?id=3", snippet="s"),
+        )
+    )
+    fused = fuse([("exa", best), ("brave", tracked), ("kagi", clean)], limit=10)
+    shared = fused.listings[0]
+    assert shared.hit.url == "https://example.com/x/?id=3"
+    assert shared.hit.title == "Best"  # the best-ranked copy's words
+    assert shared.providers == ("exa", "brave", "kagi")
+
+
 def test_the_fused_list_is_cut_to_the_limit_and_merges_related_and_notes():
     a = SearchResponse(
         hits=hits("https://1.example", "https://2.example").hits, related=("r1",), notices=("n",)

@@ -272,3 +272,69 @@ def test_timeout_bounds_the_whole_call_with_ten_queries(host, write_config):
         listener.close()
     assert result.is_error and "timed out after 1 s" in result.text
     assert elapsed < 2.0
+
+
+@pytest.mark.parametrize("fused", [False, True], ids=["failover", "fusion"])
+def test_a_searxng_403_names_the_whole_settings_change_when_another_provider_answers(
+    host, mock, write_config, fused
+):
+    """When SearXNG's JSON format is off and Kagi answers instead (failover, or a fused call),
+    the line that says why still holds the exact settings.yml change, not a clipped one."""
+    from pi_web_tools.providers.searxng import JSON_FORMAT_FIX
+
+    write_config(
+        {
+            "providers": [
+                {
+                    "name": "searx",
+                    "type": "searxng",
+                    "options": {"baseUrl": "http://127.0.0.1:9", "allowPrivateNetwork": True},
+                },
+                {"name": "kagi", "type": "kagi", "apiKey": SECRET},
+            ]
+        }
+    )
+    mock.get("http://127.0.0.1:9/search", status=403, body="<h1>Forbidden</h1>")
+    kagi_search(mock, json=_body("a"))
+    args = {"queries": ["q"], **({"provider": "all"} if fused else {})}
+    result = host.call("web_search", args)
+    assert not result.is_error, result.text
+    [note] = [line for line in result.text.splitlines() if line.startswith("Note:")]
+    assert note.startswith(
+        "Note: answered by kagi because searx failed" if not fused else "Note: searx failed"
+    )
+    assert JSON_FORMAT_FIX in note, note
+
+
+def test_a_fused_call_does_not_wait_out_a_providers_rate_limit(host, mock, write_config):
+    """In a fused call the other providers are answering: a 429 (here with Retry-After: 20) is
+    not retried, the provider is named as failed at once and the rest are kept."""
+    import time
+
+    write_config(
+        {
+            "providers": [
+                {"name": "kagi", "type": "kagi", "apiKey": SECRET},
+                {"name": "brave", "type": "brave", "apiKey": SECRET},
+            ]
+        }
+    )
+    limited = kagi_search(
+        mock,
+        json={"meta": {}, "error": [{"code": "general.rate_limited", "msg": "slow down"}]},
+        status=429,
+        headers={"Retry-After": "20"},
+    )
+    mock.get(
+        "https://api.search.brave.com/res/v1/web/search",
+        json={
+            "web": {"results": [{"title": "B", "url": "https://b.example/", "description": "b"}]}
+        },
+    )
+    started = time.monotonic()
+    result = host.call("web_search", {"queries": ["q"], "provider": "all"})
+    assert time.monotonic() - started < 5
+    assert not result.is_error, result.text
+    assert "https://b.example/" in result.text
+    assert "Note: kagi failed: Kagi: HTTP 429" in result.text
+    assert limited.call_count == 1
