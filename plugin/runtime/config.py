@@ -244,7 +244,11 @@ def _guard(config: Config, untrusted: bool) -> Config:
 
 
 def _withhold_what_runs(
-    provider: ProviderConfig, path: Path, problems: list[Finding], warnings: list[Finding]
+    provider: ProviderConfig,
+    path: Path,
+    problems: list[Finding],
+    warnings: list[Finding],
+    where: str = "",
 ) -> ProviderConfig:
     """*provider* with every option that names something to run or load (said in *problems*:
     the provider is not used) or widens what it reaches (said in *warnings*: it works without
@@ -262,7 +266,7 @@ def _withhold_what_runs(
         runs = runs_something(field)
         (problems if runs else warnings).append(
             Finding(
-                where=f"providers ({provider.name})",
+                where=where or f"providers ({provider.name})",
                 what=f"{key} {value if runs else ''}".rstrip()
                 + " is not used: the config can be changed by other users",
                 suggestion=f"fix its permissions (chmod go-w {path}) or remove {key}",
@@ -286,7 +290,7 @@ def _withheld_options(
     quiet = kind in said
     entry = ProviderConfig(name=kind, type=kind, options=options)
     return _withhold_what_runs(
-        entry, path, [] if quiet else problems, [] if quiet else warnings
+        entry, path, [] if quiet else problems, [] if quiet else warnings, f"providerOptions.{kind}"
     ).options
 
 

@@ -207,3 +207,5 @@ def test_the_shared_files_provider_options_reach_the_built_in_fetcher_when_trust
         assert "allowPrivateNetwork is not used: the config can be changed by other users" in (
             fetched.text
         )
+        said = "providerOptions.direct: allowPrivateNetwork is not used"
+        assert any(said in warning for warning in fetched.details["warnings"])
