@@ -9,7 +9,7 @@ can evict any of them):
   ever unpickled or executed.
 - ``pi-web:flight:<hash>``: who is making an answer now (``SET NX PX``), released by a script
   that deletes it only for the holder.
-- ``pi-web:limits/…``: the ``limits`` library's moving windows.
+- ``pi-web:limits:LIMITER/…``: the ``limits`` library's moving windows.
 - ``pi-web:cool:<provider>``: a provider's cooldown, for as long as it lasts.
 - ``pi-web:usage:<day>:<caller>``: a hash of calls per provider, kept :data:`USAGE_DAYS`.
 

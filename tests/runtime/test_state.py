@@ -213,3 +213,28 @@ def test_nothing_of_redis_or_limits_is_imported_without_a_shared_state():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_every_key_written_is_one_security_md_lists(shared_state):
+    """docs/security.md's table of what is kept in Redis names every key prefix the shared
+    state writes (it said `pi-web:limits/…` where the keys are `pi-web:limits:LIMITER/…`)."""
+    import re
+    from pathlib import Path
+
+    from limits import parse_many
+
+    cache.put(SETTINGS, "web_fetch", "k9", {"text": "an answer"})
+    lease = state.lead("page9", 5)
+    state.hit(parse_many("5/minute"), "alice")
+    state.cool("kagi", 30)
+    state.count("alice", "kagi")
+    written = {key.decode() for key in shared_state.client().keys("*")}
+    assert lease is not None and len(written) == 5, written
+    doc = (Path(__file__).parents[2] / "docs" / "security.md").read_text(encoding="utf-8")
+    section = doc.split("## The shared state (Redis or Valkey)")[1].split("\n## ")[0]
+    prefixes = [
+        re.split(r"<|…", name)[0] for name in re.findall(r"^\| `(pi-web:[^`]+)` \|", section, re.M)
+    ]
+    assert len(prefixes) == 5, prefixes
+    assert [key for key in written if not key.startswith(tuple(prefixes))] == []
+    lease.release()
