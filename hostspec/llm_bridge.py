@@ -171,7 +171,8 @@ def _say_clashes(names: list[str]) -> None:
     first = clashes[0][0]
     print(
         f"pi-web-tools: another llm plugin registers tools named like ours: {listed}; "
-        f"-T {first} may run theirs. To pick ours, set {PREFIX_ENV}=pi_ and use "
+        f"-T {first} may run theirs. To pick ours, run: export {PREFIX_ENV}=pi_ (our tools "
+        f"become pi_{first.removeprefix(tool_prefix())}, ...), then use "
         f"-T pi_{first.removeprefix(tool_prefix())} (see docs/hosts.md)",
         file=sys.stderr,
     )

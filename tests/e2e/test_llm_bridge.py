@@ -349,7 +349,8 @@ def test_a_name_clash_with_another_llm_plugin_is_said_once_and_a_prefix_picks_ou
     assert listed.returncode == 0, listed.stderr
     assert listed.stderr.count("another llm plugin registers tools named like ours") == 1
     assert "web_search (also from plugin" in listed.stderr
-    assert "PI_WEB_LLM_PREFIX=pi_" in listed.stderr and "-T pi_web_search" in listed.stderr
+    assert "run: export PI_WEB_LLM_PREFIX=pi_ " in listed.stderr  # a shell's `set` would not do
+    assert "-T pi_web_search" in listed.stderr
     monkeypatch.setenv("PI_WEB_LLM_PREFIX", "pi_")
     prefixed = _llm(llm_home, "tools", "list", "--json")
     assert prefixed.returncode == 0 and prefixed.stderr == "", prefixed.stderr
