@@ -393,9 +393,11 @@ def _state_problem(url: str) -> str | None:
     every replica on its own state, only saying so at its first call)."""
     from urllib.parse import urlsplit
 
+    from .sanitize import url_password
+
     try:
-        parts = urlsplit(url)
-        password = parts.password
+        urlsplit(url)
+        password = url_password(url)
     except ValueError:
         return "is not a URL (redis://HOST:6379/0)"
     if "://" not in url:

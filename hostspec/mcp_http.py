@@ -269,18 +269,13 @@ def hide_local_paths(text: str, environ: Mapping[str, str] | None = None) -> str
 
 
 def shown_url(url: str) -> str:
-    """*url* with the password of a ``user:password@`` part shown as ``***``."""
-    from urllib.parse import urlsplit, urlunsplit
+    """*url* with its password (``user:password@`` or ``?password=``) shown as ``***``."""
+    from .sanitize import without_password
 
     try:
-        parts = urlsplit(url)
-        if parts.password is None:
-            return url
+        return without_password(url)
     except ValueError:
         return "(a URL that cannot be read)"
-    user = parts.username or ""
-    host = parts.netloc.rpartition("@")[2]
-    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
 
 
 def _log(message: str) -> None:

@@ -5,8 +5,16 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
-__all__ = ["clip", "map_strings", "strip_control", "valid_unicode"]
+__all__ = [
+    "clip",
+    "map_strings",
+    "strip_control",
+    "url_password",
+    "valid_unicode",
+    "without_password",
+]
 
 # CSI, OSC (ended by BEL or ST), and other two-byte escapes; then C0/C1 controls except \t and \n.
 _ANSI = re.compile(
@@ -108,3 +116,46 @@ def map_strings(fn: Callable[[str], str], value: Any, *, keys: bool = False) -> 
                 changes[attribute.alias or attribute.name.lstrip("_")] = new
         return attrs.evolve(value, **changes) if changes else value
     return value
+
+
+#: Query parameters of a URL that carry a password (redis-py reads ``?password=``).
+PASSWORD_PARAMETERS = ("password",)
+
+
+def url_password(value: object) -> str | None:
+    """The password inside *value* when it is a URL with ``user:password@`` (or, failing that,
+    a ``?password=`` query parameter, as it is written), else ``None``."""
+    if not isinstance(value, str) or ("@" not in value and "password" not in value.lower()):
+        return None
+    try:
+        parts = urlsplit(value)
+        if parts.password:
+            return parts.password
+    except ValueError:
+        return None
+    for name, _, given in (pair.partition("=") for pair in parts.query.split("&")):
+        if name.lower() in PASSWORD_PARAMETERS and given:
+            return given
+    return None
+
+
+def without_password(value: str) -> str:
+    """*value* with the password of a ``user:password@`` URL, and any ``?password=``
+    parameter, shown as ``***``."""
+    if url_password(value) is None:
+        return value
+    parts = urlsplit(value)
+    if parts.password:
+        user, _, _ = parts.netloc.rpartition("@")[0].partition(":")
+        host = parts.netloc.rpartition("@")[2]
+        value = urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
+    head, mark, tail = value.partition("?")
+    if not mark:
+        return value
+    query, hash_mark, fragment = tail.partition("#")
+    query = "&".join(
+        f"{name}=***" if name.lower() in PASSWORD_PARAMETERS and given else pair
+        for pair in query.split("&")
+        for name, _, given in [pair.partition("=")]
+    )
+    return f"{head}?{query}{hash_mark}{fragment}"

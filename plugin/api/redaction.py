@@ -13,9 +13,8 @@ import os
 import threading
 from collections.abc import Iterable
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
-from pi_hostspec.sanitize import map_strings
+from pi_hostspec.sanitize import map_strings, url_password, without_password
 
 __all__ = [
     "LOGGING_LIBRARIES",
@@ -46,27 +45,6 @@ def remember(keys: Iterable[str | None]) -> None:
         for key in keys:
             if isinstance(key, str) and len(key.strip()) >= MIN_SECRET_LENGTH:
                 _secrets.add(key.strip())
-
-
-def url_password(value: object) -> str | None:
-    """The password inside *value* when it is a URL with ``user:password@``, else ``None``."""
-    if not isinstance(value, str) or "@" not in value:
-        return None
-    try:
-        return urlsplit(value).password or None
-    except ValueError:
-        return None
-
-
-def without_password(value: str) -> str:
-    """*value* with the password of a ``user:password@`` URL shown as ``***``."""
-    password = url_password(value)
-    if password is None:
-        return value
-    parts = urlsplit(value)
-    user, _, _ = parts.netloc.rpartition("@")[0].partition(":")
-    host = parts.netloc.rpartition("@")[2]
-    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
 
 
 def watch_env(names: Iterable[str | None]) -> None:

@@ -28,6 +28,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, TypeVar
+from urllib.parse import unquote
 
 from ..api import redaction
 from .state_redis import USAGE_DAYS, Unavailable
@@ -106,7 +107,8 @@ class _Shared:
         self.down_since: float | None = None
         self.warned_at: float | None = None
         self.lock = threading.Lock()
-        redaction.remember([redaction.url_password(url)])
+        password = redaction.url_password(url)
+        redaction.remember([password, unquote(password) if password else None])
         self.problem = url_problem(url)
         if self.problem is None:
             from .state_redis import RedisState

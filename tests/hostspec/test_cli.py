@@ -166,3 +166,16 @@ def test_mcp_state_takes_every_redis_and_valkey_scheme(url):
     from pi_hostspec import cli
 
     assert cli._state_problem(url) is None
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["redis://:hunter2-secret@valkey:6379/0", "redis://valkey:6379/0?password=hunter2-secret"],
+)
+def test_mcp_state_with_a_password_is_refused_and_its_url_shown_without_it(url):
+    """A password on the command line is refused in either form redis-py reads, and the start
+    line shows the URL without it."""
+    from pi_hostspec import cli, mcp_http
+
+    assert "holds a password" in cli._state_problem(url)
+    assert "hunter2" not in mcp_http.shown_url(url) and "***" in mcp_http.shown_url(url)

@@ -178,10 +178,25 @@ def test_a_restarted_server_is_used_again_at_once(shared_state):
     assert shared_state.client().exists("pi-web:cache:k6")
 
 
-def test_the_password_in_the_url_is_never_shown(monkeypatch, capsys):
-    monkeypatch.setenv("PI_WEB_STATE", "redis://:hunter2-very-secret@127.0.0.1:1/0")
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("redis://:hunter2-very-secret@127.0.0.1:1/0", "redis://:***@127.0.0.1:1/0"),
+        # redis-py reads a password from the query too; it was shown in clear everywhere
+        (
+            "redis://127.0.0.1:1/0?password=hunter2-very-secret",
+            "redis://127.0.0.1:1/0?password=***",
+        ),
+        (
+            "unix:///run/valkey.sock?db=1&password=hunter2-very-secret",
+            "unix:///run/valkey.sock?db=1&password=***",
+        ),
+    ],
+)
+def test_the_password_in_the_url_is_never_shown(monkeypatch, capsys, url, shown):
+    monkeypatch.setenv("PI_WEB_STATE", url)
     state.reset()
-    assert state.describe() == "redis://:***@127.0.0.1:1/0"
+    assert state.describe() == shown
     assert state.check() is not None
     state.count("alice", "kagi")  # fails over to local state, with a warning line
     err = capsys.readouterr().err
