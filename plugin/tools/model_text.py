@@ -429,8 +429,8 @@ def find_text(
 ) -> tuple[str, str, dict[str, int]]:
     """(the places the terms occur, the first :data:`FIND_OCCURRENCES` occurrences: a label
     with each occurrence's offset, then its line and a line either side; the line after them: how
-    many occurrences of each term, how many not shown, and the call that reads around the
-    first; how many times each term occurs)."""
+    many occurrences of each term, how many not shown and the call that finds them, and the
+    call that reads around the first; how many times each term occurs)."""
     from .passages import find
 
     text = page.text or ""
@@ -458,7 +458,10 @@ def find_text(
     each = ", ".join(f'"{_one_line(term)}" {count}' for term, count in counts.items())
     shown = sum(len(place.hits) for place in places)
     last = places[-1].hits[-1][0]
-    rest = f"; {total - shown} more not shown, after offset {last}" if total > shown else ""
+    rest = ""
+    if total > shown:  # the call that looks on from just after the last one shown
+        call = _read_call(page, {"find": list(terms), **next_args}, last + 1)
+        rest = f"; {total - shown} more not shown, after offset {last}. The rest: {call}"
     first = places[0].hits[0][0]
     tail = (
         f"[{total} occurrence{'s' if total != 1 else ''} in {size} ({each}){rest}. "

@@ -137,6 +137,8 @@ def _as_command_lines(text: str) -> str:
             words += ["--provider", str(call["provider"])]
         if "question" in call:
             words += ["--question", str(call["question"])]
+        for term in call.get("find") or ():
+            words += ["--find", str(term)]
         if "content_hash" in call:
             words += ["--content-hash", str(call["content_hash"])]
         return f"{match.group(1)}: {shlex.join(words)}"

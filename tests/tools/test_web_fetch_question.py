@@ -130,6 +130,25 @@ def test_find_is_capped_and_counts_the_rest(host, httpserver, direct):
     assert "60 occurrences" in result.text and "40 more not shown" in result.text
 
 
+def test_a_capped_find_ends_with_the_exact_call_that_finds_the_rest(host, httpserver, direct):
+    """Past the cap, the line gives the call that looks on from the last occurrence shown;
+    pasted, it shows the next ones, and so on until every occurrence was seen once."""
+    page = "\n\n".join(f"Paragraph {n} mentions the needle once." for n in range(60))
+    url = serve(httpserver, {"/n": (200, "text/plain", page)}) + "/n"
+    seen: list[int] = []
+    args: dict = {"urls": [url], "find": ["NEEDLE"]}
+    for _ in range(4):
+        result = host.call("web_fetch", args)
+        assert not result.is_error, result.text
+        seen += [int(n) for n in re.findall(r'offset (\d+): "NEEDLE"', result.text)]
+        rest = re.search(r"The rest: web_fetch (\{.*?\})\. ", result.text)
+        if rest is None:
+            break
+        args = json.loads(rest.group(1))
+        assert args["find"] == ["NEEDLE"]
+    assert seen == [m.start() for m in re.finditer("needle", page)]
+
+
 def test_find_with_no_occurrence_says_so(host, guide):
     result = host.call("web_fetch", {"urls": [guide], "find": ["zebra"]})
     assert 'No occurrence of "zebra"' in result.text

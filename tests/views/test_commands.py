@@ -32,6 +32,16 @@ def test_every_call_at_the_end_of_a_section_becomes_a_pi_web_command():
     assert "web_fetch {" not in "\n".join(lines)
 
 
+def test_a_find_call_becomes_one_find_option_per_term():
+    text = (
+        f'[60 occurrences in 2000 characters ("a b" 60); 40 more not shown, after offset 700. The '
+        f'rest: web_fetch {{"urls": ["{URL}"], "find": ["a b", "c"], "offset": 701}}. Read around '
+        f'one: web_fetch {{"urls": ["{URL}"], "offset": 5}}]'
+    )
+    line = _as_command_lines(text)
+    assert f"The rest: pi-web fetch {URL} --offset 701 --find 'a b' --find c. " in line
+
+
 def test_a_continuations_content_hash_becomes_its_option_and_a_changed_pages_call_a_command():
     text = "\n".join(
         [
