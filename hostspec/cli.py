@@ -383,9 +383,14 @@ def _mcp(options: argparse.Namespace, cli: CommandContext) -> int:
     )
 
 
+#: The URL schemes ``--state`` accepts (the Redis client's, Valkey's names for them).
+STATE_SCHEMES = ("redis", "rediss", "valkey", "valkeys", "unix")
+
+
 def _state_problem(url: str) -> str | None:
     """Why *url* cannot be given to ``--state``: a password on a command line (every user can
-    read it with ``ps``), or not a URL."""
+    read it with ``ps``), not a URL, or not a Redis or Valkey one (the server started, and ran
+    every replica on its own state, only saying so at its first call)."""
     from urllib.parse import urlsplit
 
     try:
@@ -395,6 +400,12 @@ def _state_problem(url: str) -> str | None:
         return "is not a URL (redis://HOST:6379/0)"
     if "://" not in url:
         return "is not a URL (redis://HOST:6379/0)"
+    scheme = url.partition("://")[0].lower()
+    if scheme not in STATE_SCHEMES:
+        return (
+            f"{scheme}:// is not a Redis or Valkey URL: give redis://HOST:6379/0 (or "
+            "rediss://, valkey://, valkeys://, unix:///path/to/socket)"
+        )
     if password:
         return (
             "holds a password, which every user of this machine could read in the command line "

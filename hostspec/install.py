@@ -122,5 +122,35 @@ def install_command(extra: str) -> str:
     tool = {
         "pipx": "pipx install --force",
         "uv-tool": "uv tool install --force",
-    }.get(environment, "uv pip install" if installer == "uv" else "pip install")
+    }.get(environment) or _venv_installer(installer)
     return " ".join([tool, *(shlex.quote(arg) for arg in spec)])
+
+
+def _venv_installer(installer: str) -> str:
+    """The install command that reaches this environment from any shell: a bare ``pip`` (or
+    ``uv pip``) only when it would install here (this environment is the active one), else
+    one naming this interpreter, so a hint printed by a server an MCP client started from a
+    virtualenv it never activated does not install into another Python."""
+    import os
+    import sys
+
+    python = shlex.quote(sys.executable)
+    if installer == "uv":
+        active = os.environ.get("VIRTUAL_ENV")
+        here = bool(active) and os.path.realpath(active) == os.path.realpath(sys.prefix)
+        return "uv pip install" if here else f"uv pip install --python {python}"
+    return "pip install" if _pip_installs_here() else f"{python} -m pip install"
+
+
+def _pip_installs_here() -> bool:
+    """Whether the ``pip`` found on the PATH is this environment's."""
+    import os
+    import shutil
+    import sys
+
+    found = shutil.which("pip")
+    if not found:
+        return False
+    return os.path.dirname(os.path.realpath(found)) == os.path.realpath(
+        os.path.dirname(sys.executable)
+    )

@@ -618,8 +618,29 @@ class Gate:
             self.exchanges.discard(exchange)
             if exchange.key is not None and self.calls.get(exchange.key) is exchange:
                 del self.calls[exchange.key]
-        if exchange.stopped in ("cancelled", "shutdown") and not exchange.answered:
-            await self._answer_stopped(exchange, send, status)
+        if exchange.stopped in ("cancelled", "shutdown"):
+            if not exchange.answered:
+                await self._answer_stopped(exchange, send, status)
+            elif not exchange.complete:
+                await self._end_stream(exchange, send)
+
+    async def _end_stream(self, exchange: Exchange, send: Callable) -> None:
+        """End the event stream of a call stopped after its answer began (progress was on its
+        way): a cancelled call's stream just ends (no answer, as the protocol asks), a stopped
+        one's carries the shutdown error first. Never an unfinished response."""
+        data = b""
+        if exchange.stopped == "shutdown":
+            error = {
+                "jsonrpc": "2.0",
+                "id": exchange.request_id,
+                "error": {
+                    "code": SERVER_STOPPING,
+                    "message": "the server is shutting down: the call was stopped; retry it",
+                },
+            }
+            data = b"event: message\r\ndata: " + json.dumps(error).encode() + b"\r\n\r\n"
+        with contextlib.suppress(OSError, RuntimeError):
+            await send({"type": "http.response.body", "body": data, "more_body": False})
 
     async def _answer_stopped(self, exchange: Exchange, send: Callable, status: dict) -> None:
         """The answer to a request stopped before it answered: the JSON-RPC error that says why

@@ -148,6 +148,28 @@ def test_every_table_is_whole(page):
     assert broken == []
 
 
+@pytest.mark.parametrize(
+    "page",
+    [*PAGES, ROOT / "sample_config" / "README.md", ROOT / "examples" / "acme-search" / "README.md"],
+    ids=lambda p: str(p.relative_to(ROOT)),
+)
+def test_every_code_block_is_closed_on_a_line_of_its_own(page):
+    """A closing fence with text after it (docs/hosts.md had "``` Arguments are validated")
+    does not close the block: the rest of the page renders as code."""
+    open_fence = None
+    for number, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1):
+        stripped = line.strip()
+        if open_fence is None:
+            if stripped.startswith("```"):
+                open_fence = number
+        elif stripped.startswith("```"):
+            assert stripped == "```", (
+                f"line {number}: text after the fence that closes line {open_fence}"
+            )
+            open_fence = None
+    assert open_fence is None, f"the code block opened on line {open_fence} is never closed"
+
+
 def test_no_page_says_pdfs_are_unsupported():
     """PDFs are read (pages/documents.py): the README's old failure table still called them
     unsupported (issue 22, item 10)."""

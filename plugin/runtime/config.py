@@ -14,6 +14,7 @@ import stat
 import threading
 from collections.abc import Collection, Mapping
 from pathlib import Path
+from typing import Any
 
 import attrs
 from pi_hostspec.host import SkippedPlugin
@@ -214,6 +215,13 @@ def _guard(config: Config, untrusted: bool) -> Config:
                 )
             )
         providers.append(provider)
+    provider_options = config.provider_options
+    if untrusted and provider_options:  # the shared file's, for the built-in fetcher too
+        said = {p.name for p in config.providers}  # their findings are made above
+        provider_options = tuple(
+            (kind, _withheld_options(kind, options, config.path, said, problems, warnings))
+            for kind, options in provider_options
+        )
     readers = config.readers
     if untrusted and readers.base_urls:  # a planted baseUrl would receive every URL read
         for name, base_url in readers.base_urls:
@@ -231,11 +239,16 @@ def _guard(config: Config, untrusted: bool) -> Config:
         warnings=tuple(warnings),
         key_problems=tuple(problems),
         readers=readers,
+        provider_options=provider_options,
     )
 
 
 def _withhold_what_runs(
-    provider: ProviderConfig, path: Path, problems: list[Finding], warnings: list[Finding]
+    provider: ProviderConfig,
+    path: Path,
+    problems: list[Finding],
+    warnings: list[Finding],
+    where: str = "",
 ) -> ProviderConfig:
     """*provider* with every option that names something to run or load (said in *problems*:
     the provider is not used) or widens what it reaches (said in *warnings*: it works without
@@ -253,7 +266,7 @@ def _withhold_what_runs(
         runs = runs_something(field)
         (problems if runs else warnings).append(
             Finding(
-                where=f"providers ({provider.name})",
+                where=where or f"providers ({provider.name})",
                 what=f"{key} {value if runs else ''}".rstrip()
                 + " is not used: the config can be changed by other users",
                 suggestion=f"fix its permissions (chmod go-w {path}) or remove {key}",
@@ -262,6 +275,23 @@ def _withhold_what_runs(
             )
         )
     return attrs.evolve(provider, options=attrs.evolve(options, **reset)) if reset else provider
+
+
+def _withheld_options(
+    kind: str,
+    options: Any,
+    path: Path,
+    said: set[str],
+    problems: list[Finding],
+    warnings: list[Finding],
+) -> Any:
+    """The shared file's ``providerOptions`` for *kind*, withheld as a provider's are; the
+    findings are made once (not again for a type whose provider *said* them)."""
+    quiet = kind in said
+    entry = ProviderConfig(name=kind, type=kind, options=options)
+    return _withhold_what_runs(
+        entry, path, [] if quiet else problems, [] if quiet else warnings, f"providerOptions.{kind}"
+    ).options
 
 
 def _url_passwords(config: Config) -> list[str]:

@@ -105,7 +105,9 @@ class Config:
     providers, in file order), ``False`` (off) or the names to fail over to, in order.
     ``search_fusion`` is ``searchFusion``: ``None`` (off), ``"all"`` or the names of the
     providers a call that names none sends each query to. ``limits`` is ``limits``: a team
-    server's rate limits for its callers and providers.
+    server's rate limits for its callers and providers. ``provider_options`` is the shared
+    file's ``providerOptions`` by type: also the options of a built-in fallback it names (the
+    ``direct`` fetcher, which no flat key configures).
     """
 
     path: Path
@@ -124,6 +126,7 @@ class Config:
     search_fusion: str | tuple[str, ...] | None = None
     readers: ReadersConfig = ReadersConfig()
     limits: LimitsConfig = LimitsConfig()
+    provider_options: tuple[tuple[str, Any], ...] = ()
 
     def get(self, name: str) -> ProviderConfig | None:
         """The provider called *name*, or ``None``."""
@@ -800,6 +803,7 @@ def _shared_file(
         warnings=tuple(warnings + section_warnings),
         notes=tuple(notes),
         tool_defaults=tool_defaults,
+        provider_options=tuple(options.items()),
         **sections,
     )
 

@@ -494,11 +494,14 @@ def _ignored(exc: ConfigError) -> Config:
     return Config(path=path, source="ignored", ignored=" ".join(text.split()))
 
 
-def _implicit(provider_type: ProviderType) -> ProviderConfig:
+def _implicit(provider_type: ProviderType, config: Config | None = None) -> ProviderConfig:
+    """The built-in fallback of a capability, with the shared file's ``providerOptions`` for
+    its type when *config* has them."""
+    options = dict(config.provider_options).get(provider_type.name) if config else None
     return ProviderConfig(
         name=provider_type.name,
         type=provider_type.name,
-        options=provider_type.options_class(),
+        options=options if options is not None else provider_type.options_class(),
         origin="built-in default",
     )
 
@@ -615,7 +618,7 @@ def resolve_provider(
         if chosen is None:
             names = ", ".join(p.name for p in config.providers) or "none configured"
             if fallback is not None and requested == fallback.name:
-                chosen = _implicit(fallback)
+                chosen = _implicit(fallback, config)
             else:
                 raise ConfigError(
                     f"Unknown provider {requested!r} requested. Configured providers: {names} "
@@ -637,7 +640,7 @@ def resolve_provider(
         elif by_default:
             chosen = by_default[0]
         elif fallback is not None:
-            chosen = _implicit(fallback)
+            chosen = _implicit(fallback, config)
         else:
             implied = (env_provider(t) for t in types.values() if t.serves_by_default(capability))
             chosen = next((entry for entry in implied if entry is not None), None)

@@ -102,6 +102,7 @@ def execute(args: dict, ctx: ToolContext) -> ToolResult:
     search provider when the call named none; or, fused, through each provider chosen. Each
     URL is listed once."""
 
+    from ..api.retry import another_provider_ready
     from ..api.types import SearchRequest
     from ..runtime import run
     from .common import run_all
@@ -131,12 +132,14 @@ def execute(args: dict, ctx: ToolContext) -> ToolResult:
         def fused_progress(done: int, total: int) -> None:
             ctx.progress(done, total, f"Searching... {done}/{total} provider calls done")
 
+        def ask(pair: tuple) -> Any:
+            # The other providers are answering: a failure is not retried (no backoff, no
+            # Retry-After waited out); it is named, and the rest kept.
+            with another_provider_ready():
+                return run.search(pair[1], pair[0], ctx, fresh=fresh)
+
         pairs = [(request, selection) for request in requests_ for selection in plan.providers]
-        found = run_all(
-            pairs,
-            lambda pair: run.search(pair[1], pair[0], ctx, fresh=fresh),
-            on_done=fused_progress,
-        )
+        found = run_all(pairs, ask, on_done=fused_progress)
         limit_ = int(limit) if limit is not None else _fused_limit(plan.providers)
         built = [
             _fused(query, plan.providers, found[i * width : (i + 1) * width], limit_)

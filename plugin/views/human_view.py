@@ -159,11 +159,39 @@ def _search_line(result: ToolResult, details: dict, theme: Theme) -> str:
     queries = details.get("queries")
     if isinstance(queries, list) and len(queries) > 1:
         line += theme.fg("muted", f" for {len(queries)} queries")
-    failed = [q for q in details.get("perQuery") or [] if isinstance(q, dict) and q.get("error")]
+    per_query = [q for q in details.get("perQuery") or [] if isinstance(q, dict)]
+    failed = [q for q in per_query if q.get("error")]
     if failed:
         count = len(failed)
         line += theme.fg("error", f" ({count} {'query' if count == 1 else 'queries'} failed)")
+    line += _providers_note(per_query, theme)
     return line + _truncation_note(details, theme)
+
+
+def _providers_note(per_query: list[dict], theme: Theme) -> str:
+    """`` · answered by brave (kagi failed: quota)`` for a query that failed over, or
+    `` · exa failed`` for a fused provider that failed (the first of each, by name)."""
+    served: dict[str, list[str]] = {}
+    for query in per_query:
+        passed = [p for p in query.get("failedOver") or [] if isinstance(p, dict)]
+        if passed and isinstance(query.get("provider"), str):
+            reasons = served.setdefault(_clean(query["provider"], 40), [])
+            for one in passed:
+                reason = f"{_clean(one.get('provider'), 40)} failed: {_clean(one.get('kind'), 40)}"
+                if reason not in reasons:
+                    reasons.append(reason)
+    lost = list(
+        dict.fromkeys(
+            _clean(name, 40)
+            for query in per_query
+            if isinstance(query.get("providers"), dict)
+            for name, answer in query["providers"].items()
+            if isinstance(answer, dict) and answer.get("error")
+        )
+    )
+    parts = [f"answered by {name} ({'; '.join(why)})" for name, why in served.items()]
+    parts += [f"{', '.join(lost)} failed"] if lost else []
+    return theme.fg("warning", " · " + " · ".join(parts)) if parts else ""
 
 
 def _fetch_line(result: ToolResult, details: dict, theme: Theme) -> str:

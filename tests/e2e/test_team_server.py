@@ -132,6 +132,10 @@ def test_state_names_the_shared_state_for_the_server_without_its_password(
     agent_dir, kagi, shared_state
 ):
     with serving(agent_dir, "--state", shared_state.url) as server:
-        assert f"shared state: {shared_state.url} (PI_WEB_STATE)" in server.log
+        line = f"shared state: {shared_state.url} (PI_WEB_STATE)"
+        end = time.monotonic() + 10  # the start lines after the first come a moment later
+        while line not in server.log and time.monotonic() < end:
+            time.sleep(0.05)
+        assert line in server.log, server.log
         assert _search(server.port, "", "cached")[1]["isError"] is False
     assert shared_state.client().keys("pi-web:cache:*")

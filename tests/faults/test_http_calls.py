@@ -5,6 +5,7 @@ clean JSON-RPC error, never a bare 500 or a traceback."""
 
 from __future__ import annotations
 
+import http.client
 import json
 import signal
 import socket
@@ -99,16 +100,56 @@ def _call_body(url: str, request_id: int = 1) -> bytes:
     ).encode()
 
 
-def _raw_post(port: int, body: bytes) -> socket.socket:
+def _progress_call_body(url: str, request_id: int) -> bytes:
+    """A tools/call with a progressToken: a client that accepts event streams gets one."""
+    call = json.loads(_call_body(url, request_id))
+    call["params"]["_meta"] = {"progressToken": "p1"}
+    return json.dumps(call).encode()
+
+
+def _raw_post(port: int, body: bytes, session: str | None = None) -> socket.socket:
     """A tools/call POST sent on a raw socket (so the test decides when to hang up)."""
     sock = socket.create_connection(("127.0.0.1", port), timeout=30)
     sock.sendall(
         f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n".encode()
         + b"Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-06-18\r\n"
+        + (f"Mcp-Session-Id: {session}\r\n".encode() if session else b"")
         + f"Content-Length: {len(body)}\r\n\r\n".encode()
         + body
     )
     return sock
+
+
+def _post_json(port: int, message: dict, session: str | None = None) -> tuple[int, str | None]:
+    """POST one JSON-RPC message; its status and the session id it gave."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    headers = {
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": "2025-06-18",
+        **({"Mcp-Session-Id": session} if session else {}),
+    }
+    conn.request("POST", "/mcp", json.dumps(message), headers)
+    response = conn.getresponse()
+    response.read()
+    conn.close()
+    return response.status, response.getheader("mcp-session-id")
+
+
+def _read_to_end(sock: socket.socket, seconds: float) -> tuple[bytes, bool]:
+    """What *sock* receives until its chunked answer ends (then True) or it closes or
+    *seconds* pass (then False)."""
+    sock.settimeout(seconds)
+    data = b""
+    try:
+        while not data.endswith(b"\r\n0\r\n\r\n"):
+            chunk = sock.recv(65536)
+            if not chunk:
+                return data, False
+            data += chunk
+    except TimeoutError:
+        return data, False
+    return data, True
 
 
 def _wait_for(condition, seconds: float) -> bool:
@@ -281,6 +322,62 @@ def test_sigint_mid_call_answers_the_client_and_exits_cleanly(agent_dir, pages):
     assert len(log.strip().splitlines()) <= 6, log
     assert "call tool=web_fetch outcome=cancelled" in log
     assert log.rstrip().endswith("pi-web mcp: stopped")
+
+
+def test_a_cancelled_progress_stream_ends_as_a_whole_response(agent_dir, pages):
+    """A call answered as an event stream (it asked for progress), then cancelled with
+    `notifications/cancelled`: its stream ends as a complete chunked response, carrying no
+    answer, and the log has the cancelled line and nothing else (it said "ASGI callable
+    returned without completing response" and cut the connection mid-response)."""
+    with serving(agent_dir, "--max-calls", "1") as running:
+        initialize = {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "1"},
+            },
+        }
+        _, session = _post_json(running.port, initialize)
+        assert session
+        sock = _raw_post(running.port, _progress_call_body(pages.url("/stall"), 7), session)
+        assert pages.stall.arrived.wait(30)
+        started = time.monotonic()
+        cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7}}
+        assert _post_json(running.port, cancel, session)[0] == 202
+        answer, ended = _read_to_end(sock, PROMPT)
+        sock.close()
+        assert ended, answer
+        head, _, events = answer.partition(b"\r\n\r\n")
+        assert b"text/event-stream" in head and b'"result"' not in events
+        _assert_stopped(running, pages, started)
+    assert "ASGI" not in running.log and "without completing" not in running.log, running.log
+
+
+def test_sigint_mid_progress_stream_sends_the_shutdown_error_and_ends_it(agent_dir, pages):
+    """SIGINT while a call answers as an event stream: after the grace, the stream carries
+    the JSON-RPC error saying the server is stopping, then ends as a whole response."""
+    proc, lines, port = _start(["--port", "0"], {"PI_CODING_AGENT_DIR": str(agent_dir)})
+    try:
+        assert port is not None, "".join(lines)
+        sock = _raw_post(port, _progress_call_body(pages.url("/stall"), 9))
+        assert pages.stall.arrived.wait(30)
+        proc.send_signal(signal.SIGINT)
+        answer, ended = _read_to_end(sock, 20)
+        sock.close()
+        assert proc.wait(timeout=20) == 130
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    log = "".join(lines)
+    assert ended, answer
+    data = [line for line in answer.split(b"\r\n") if line.startswith(b"data: ")]
+    error = json.loads(data[-1].removeprefix(b"data: "))
+    assert error["id"] == 9 and "shutting down" in error["error"]["message"]
+    assert "ASGI" not in log and "Traceback" not in log, log
 
 
 @pytest.mark.parametrize("where", ["home", "agent dir"])

@@ -182,3 +182,30 @@ def test_every_option_that_allows_private_networks_is_withheld_from_an_untrusted
         if option_key(field) == "allowPrivateNetwork" and not reaches_further(field)
     ]
     assert undeclared == []
+
+
+@pytest.mark.parametrize("file_mode", [0o600, 0o666], ids=["private", "writable-by-others"])
+def test_the_shared_files_provider_options_reach_the_built_in_fetcher_when_trusted(
+    host, write_config, httpserver, file_mode
+):
+    """In the shared file (no providers list), the refusal's own advice, "providerOptions":
+    {"direct": {"allowPrivateNetwork": true}}, lets the built-in fetcher read a page on this
+    machine; from a file others can change it does not."""
+    from pi_web_tools.runtime.config import clear_cache
+
+    url = serve(httpserver, {"/page": (200, "text/plain", "private page text")}) + "/page"
+    write_config(
+        {"kagiApiKey": SECRET, "providerOptions": {"direct": {"allowPrivateNetwork": True}}},
+        mode=file_mode,
+    )
+    clear_cache()
+    fetched = host.call("web_fetch", {"urls": [url]})
+    if file_mode == 0o600:
+        assert not fetched.is_error and "private page text" in fetched.text, fetched.text
+    else:
+        assert "private page text" not in fetched.text and httpserver.log == []
+        assert "allowPrivateNetwork is not used: the config can be changed by other users" in (
+            fetched.text
+        )
+        said = "providerOptions.direct: allowPrivateNetwork is not used"
+        assert any(said in warning for warning in fetched.details["warnings"])

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from pi_hostspec.cli import main
 
 from tests.support import SECRET
@@ -145,3 +146,23 @@ def test_installed_console_script_lists_tools(agent_dir):
     assert proc.returncode == 0, proc.stderr
     names = {line.split()[0] for line in proc.stdout.splitlines() if line.strip()}
     assert {"web_search", "web_fetch", "summarize"} <= names
+
+
+@pytest.mark.parametrize("url", ["memcached://cache:11211", "http://valkey:6379/0", "redis:valkey"])
+def test_mcp_state_that_is_no_redis_url_is_refused(url):
+    """`pi-web mcp --state` with a URL no Redis client reads is a usage error naming the
+    schemes it takes; it used to serve, each replica on its own state, saying so only at its
+    first call."""
+    from pi_hostspec import cli
+
+    problem = cli._state_problem(url)
+    assert problem is not None and "redis://HOST:6379/0" in problem
+
+
+@pytest.mark.parametrize(
+    "url", ["redis://valkey:6379/0", "VALKEYS://v:6380/1", "unix:///run/v.sock"]
+)
+def test_mcp_state_takes_every_redis_and_valkey_scheme(url):
+    from pi_hostspec import cli
+
+    assert cli._state_problem(url) is None

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import shlex
+import sys
+from pathlib import Path
+
 import pytest
 from pi_hostspec import install
 
@@ -49,6 +53,7 @@ def test_install_command_is_shell_quoted_for_the_installer(monkeypatch, origin, 
     """The command uses the installer that installed us (uv or pip) and quotes for a shell."""
     monkeypatch.setattr(install, "_origin", lambda: origin)
     monkeypatch.setattr(install, "_environment", lambda prefix: "venv")
+    _activate(monkeypatch)
     assert install.install_command("extract") == expected
 
 
@@ -78,6 +83,7 @@ def test_install_command_for_pipx_and_uv_tool_environments(
     git = {"url": "https://g.example/r", "vcs_info": {"vcs": "git", "commit_id": "c1"}}
     monkeypatch.setattr(install, "_origin", lambda: (git, "uv"))
     monkeypatch.setattr("sys.prefix", str(tmp_path))
+    monkeypatch.setenv("VIRTUAL_ENV", str(tmp_path))
     assert install._environment(str(tmp_path)) == environment
     assert install.install_command("mcp") == expected
 
@@ -106,3 +112,60 @@ def test_this_install_is_found():
     assert installer in ("pip", "uv")
     if direct is not None:  # installed from a checkout or URL, as the README says
         assert install.requirement("mcp")[-1].endswith("[mcp]")
+
+
+def _venv(tmp_path: Path) -> Path:
+    """A virtualenv's layout: bin/python and bin/pip."""
+    (tmp_path / "v" / "bin").mkdir(parents=True)
+    for name in ("python", "pip"):
+        (tmp_path / "v" / "bin" / name).write_text("")
+    return tmp_path / "v"
+
+
+def _activate(monkeypatch) -> None:
+    """This environment is the active one: its pip first on the PATH, VIRTUAL_ENV naming it."""
+    monkeypatch.setattr(install, "_pip_installs_here", lambda: True)
+    monkeypatch.setenv("VIRTUAL_ENV", sys.prefix)
+
+
+CHECKOUT = ({"url": "file:///src/pi-web", "dir_info": {"editable": True}}, "pip")
+
+
+def test_a_hint_from_a_virtualenv_that_is_not_active_names_its_python(tmp_path, monkeypatch):
+    """An MCP client runs /path/.venv/bin/pi-web without activating the virtualenv, and the
+    pip on the user's PATH is another Python's: the hint names this interpreter, so it runs
+    as printed (a bare `pip install` put the extra into the other Python; issue 33, item 7).
+    With the virtualenv active, the bare `pip install` it always was."""
+    venv = _venv(tmp_path)
+    other = tmp_path / "usr" / "bin"
+    other.mkdir(parents=True)
+    (other / "pip").write_text("#!/bin/sh\n")
+    (other / "pip").chmod(0o755)
+    monkeypatch.setattr(install, "_origin", lambda: CHECKOUT)
+    monkeypatch.setattr("sys.executable", str(venv / "bin" / "python"))
+    monkeypatch.setattr("sys.prefix", str(venv))
+    monkeypatch.setenv("PATH", str(other))
+    monkeypatch.delenv("VIRTUAL_ENV", raising=False)
+    python = shlex.quote(str(venv / "bin" / "python"))
+    assert install.install_command("keyless") == (
+        f"{python} -m pip install -e '/src/pi-web[keyless]'"
+    )
+    (venv / "bin" / "pip").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{venv / 'bin'}:{other}")
+    assert install.install_command("keyless") == "pip install -e '/src/pi-web[keyless]'"
+
+
+def test_a_uv_hint_names_the_environment_unless_it_is_the_active_one(tmp_path, monkeypatch):
+    """`uv pip install` installs into the active virtualenv (or a .venv near the current
+    folder): from anywhere else it names this interpreter with --python."""
+    venv = _venv(tmp_path)
+    monkeypatch.setattr(install, "_origin", lambda: (CHECKOUT[0], "uv"))
+    monkeypatch.setattr("sys.executable", str(venv / "bin" / "python"))
+    monkeypatch.setattr("sys.prefix", str(venv))
+    monkeypatch.delenv("VIRTUAL_ENV", raising=False)
+    python = shlex.quote(str(venv / "bin" / "python"))
+    assert install.install_command("browser") == (
+        f"uv pip install --python {python} -e '/src/pi-web[browser]'"
+    )
+    monkeypatch.setenv("VIRTUAL_ENV", str(venv))
+    assert install.install_command("browser") == "uv pip install -e '/src/pi-web[browser]'"

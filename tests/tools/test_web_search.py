@@ -304,3 +304,37 @@ def test_a_searxng_403_names_the_whole_settings_change_when_another_provider_ans
         "Note: answered by kagi because searx failed" if not fused else "Note: searx failed"
     )
     assert JSON_FORMAT_FIX in note, note
+
+
+def test_a_fused_call_does_not_wait_out_a_providers_rate_limit(host, mock, write_config):
+    """In a fused call the other providers are answering: a 429 (here with Retry-After: 20) is
+    not retried, the provider is named as failed at once and the rest are kept."""
+    import time
+
+    write_config(
+        {
+            "providers": [
+                {"name": "kagi", "type": "kagi", "apiKey": SECRET},
+                {"name": "brave", "type": "brave", "apiKey": SECRET},
+            ]
+        }
+    )
+    limited = kagi_search(
+        mock,
+        json={"meta": {}, "error": [{"code": "general.rate_limited", "msg": "slow down"}]},
+        status=429,
+        headers={"Retry-After": "20"},
+    )
+    mock.get(
+        "https://api.search.brave.com/res/v1/web/search",
+        json={
+            "web": {"results": [{"title": "B", "url": "https://b.example/", "description": "b"}]}
+        },
+    )
+    started = time.monotonic()
+    result = host.call("web_search", {"queries": ["q"], "provider": "all"})
+    assert time.monotonic() - started < 5
+    assert not result.is_error, result.text
+    assert "https://b.example/" in result.text
+    assert "Note: kagi failed: Kagi: HTTP 429" in result.text
+    assert limited.call_count == 1

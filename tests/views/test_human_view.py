@@ -143,3 +143,40 @@ def test_a_fused_search_call_names_its_providers():
         "web_search", {"queries": ["rust"], "provider": ["kagi", "brave"]}, PlainTheme()
     )
     assert line == 'web_search "rust" via kagi + brave'
+
+
+def test_a_search_that_failed_over_or_lost_a_fused_provider_says_so_collapsed():
+    """The collapsed line is what a person sees: which provider answered instead, and why;
+    which fused provider failed."""
+    failed_over = {
+        "totalResults": 10,
+        "queries": ["a", "b"],
+        "perQuery": [
+            {
+                "query": "a",
+                "count": 5,
+                "provider": "brave",
+                "failedOver": [{"provider": "kagi", "kind": "quota", "error": "Kagi: HTTP 402"}],
+            },
+            {"query": "b", "count": 5},
+        ],
+    }
+    line = render.render_result(
+        "web_search", ToolResult(content="", details=failed_over), COLLAPSED, THEME
+    )
+    assert line == "10 results for 2 queries · answered by brave (kagi failed: quota)"
+    fused = {
+        "totalResults": 4,
+        "queries": ["a"],
+        "perQuery": [
+            {
+                "query": "a",
+                "count": 4,
+                "providers": {"kagi": {"count": 4}, "exa": {"error": "Exa: HTTP 401"}},
+            },
+        ],
+    }
+    line = render.render_result(
+        "web_search", ToolResult(content="", details=fused), COLLAPSED, THEME
+    )
+    assert line == "4 results · exa failed"
