@@ -577,12 +577,16 @@ def _thread(web: Any, owner: str, repo: str, number: str, as_pull: bool) -> Read
     )
     pull = files = reviews = None
     verdicts: list = []
+    notes: list[str] = []
     if is_pull:
         pull = _object(_api(web, f"/repos/{owner}/{repo}/pulls/{number}", what), what)
         files = _pages(web, f"/repos/{owner}/{repo}/pulls/{number}/files", f"the files of {what}")
-        verdicts = _pages(
-            web, f"/repos/{owner}/{repo}/pulls/{number}/reviews", f"the reviews of {what}"
-        )
+        try:  # best effort: the thread is whole without them
+            verdicts = _pages(
+                web, f"/repos/{owner}/{repo}/pulls/{number}/reviews", f"the reviews of {what}"
+            )
+        except ReaderError as exc:
+            notes.append(f"its reviews could not be read ({one_line(exc.message, 200)})")
         reviews = (
             _pages(
                 web,
@@ -648,7 +652,9 @@ def _thread(web: Any, owner: str, repo: str, number: str, as_pull: bool) -> Read
                 where = f"{item.get('path') or '?'}" + (f" line {int(line)}" if line else "")
                 lines += _comment(f"On {where}", item)
     return Reading(
-        title=f"{issue['title'].strip()} · {owner}/{repo}#{number}", text="\n".join(lines).rstrip()
+        title=f"{issue['title'].strip()} · {owner}/{repo}#{number}",
+        text="\n".join(lines).rstrip(),
+        notes=tuple(notes),
     )
 
 

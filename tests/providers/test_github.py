@@ -156,6 +156,18 @@ def test_a_pull_request_gives_its_reviews_verdicts_and_summaries(sites):
     assert "### Commented" not in text  # an empty review only holds inline comments
 
 
+def test_a_pull_request_whose_reviews_cannot_be_read_is_read_without_them(sites):
+    def api(path, query, headers):
+        if path.endswith("/reviews"):
+            return json_answer({"message": "Not Found"}, 404)
+        return sites._github_api(path, query, headers)
+
+    sites.routes.append((r"api\.github\.com", api))
+    reading, _ = read(f"{HELLO}/pull/8")
+    assert "## Changed files (3)" in reading.text and "## Reviews" not in reading.text
+    assert any("its reviews could not be read" in note for note in reading.notes)
+
+
 def test_a_pull_request_diff_is_read_as_github_serves_it(sites):
     reading, _ = read(f"{HELLO}/pull/8.diff")
     assert reading.text.startswith("diff --git a/src/hello/app.py")
