@@ -578,6 +578,12 @@ def _thread(web: Any, owner: str, repo: str, number: str, as_pull: bool) -> Read
     pull = files = reviews = None
     verdicts: list = []
     notes: list[str] = []
+    said = number_field(issue.get("comments"))
+    if len(comments) >= MAX_PAGES * PER_PAGE and said is not None and said > len(comments):
+        notes.append(
+            f"the first {len(comments):,} of its {int(said):,} comments (the most one read "
+            f"takes); the others are on {WEB}/{owner}/{repo}/issues/{number}"
+        )
     if is_pull:
         pull = _object(_api(web, f"/repos/{owner}/{repo}/pulls/{number}", what), what)
         files = _pages(web, f"/repos/{owner}/{repo}/pulls/{number}/files", f"the files of {what}")
