@@ -577,12 +577,22 @@ def _thread(web: Any, owner: str, repo: str, number: str, as_pull: bool) -> Read
     )
     pull = files = reviews = None
     verdicts: list = []
+    notes: list[str] = []
+    said = number_field(issue.get("comments"))
+    if len(comments) >= MAX_PAGES * PER_PAGE and said is not None and said > len(comments):
+        notes.append(
+            f"the first {len(comments):,} of its {int(said):,} comments (the most one read "
+            f"takes); the others are on {WEB}/{owner}/{repo}/issues/{number}"
+        )
     if is_pull:
         pull = _object(_api(web, f"/repos/{owner}/{repo}/pulls/{number}", what), what)
         files = _pages(web, f"/repos/{owner}/{repo}/pulls/{number}/files", f"the files of {what}")
-        verdicts = _pages(
-            web, f"/repos/{owner}/{repo}/pulls/{number}/reviews", f"the reviews of {what}"
-        )
+        try:  # best effort: the thread is whole without them
+            verdicts = _pages(
+                web, f"/repos/{owner}/{repo}/pulls/{number}/reviews", f"the reviews of {what}"
+            )
+        except ReaderError as exc:
+            notes.append(f"its reviews could not be read ({one_line(exc.message, 200)})")
         reviews = (
             _pages(
                 web,
@@ -648,7 +658,9 @@ def _thread(web: Any, owner: str, repo: str, number: str, as_pull: bool) -> Read
                 where = f"{item.get('path') or '?'}" + (f" line {int(line)}" if line else "")
                 lines += _comment(f"On {where}", item)
     return Reading(
-        title=f"{issue['title'].strip()} · {owner}/{repo}#{number}", text="\n".join(lines).rstrip()
+        title=f"{issue['title'].strip()} · {owner}/{repo}#{number}",
+        text="\n".join(lines).rstrip(),
+        notes=tuple(notes),
     )
 
 

@@ -14,6 +14,8 @@ fetcher: site readers first, help on a page that is not found, a site root's ``l
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 import attrs
 from pi_hostspec import strip_control
 from pi_hostspec.types import ToolContext
@@ -124,9 +126,11 @@ def help_on_not_found(
     deadline: float,
     budget: cache.Budget,
     by_readers: set[str],
+    fell_back: Collection[str] = (),
 ) -> list[FetchedPage]:
     """*pages*, those fetched now that answered 404 or 410 with help (see the module), each
-    remembered for :data:`DEAD_URL_SECONDS`."""
+    remembered for :data:`DEAD_URL_SECONDS`, unless a reader fell back on it (its cause, a
+    spent limit, may clear at once: the next call tries the reader again)."""
     helped: dict[str, FetchedPage] = {}
     for page, age in zip(pages, ages, strict=True):
         if age is not None or page.ok or page.status not in DEAD or page.url in helped:
@@ -149,7 +153,8 @@ def help_on_not_found(
             if offered.words():
                 found = with_extra(found, offered.words())
         via = "(reader)" if by_reader else chosen.entry.name
-        store_page(chosen, page.url, modes, found, via, budget, ttl=DEAD_URL_SECONDS)
+        if page.url not in fell_back:
+            store_page(chosen, page.url, modes, found, via, budget, ttl=DEAD_URL_SECONDS)
         helped[page.url] = found
     return [
         helped.get(page.url, page) if age is None else page

@@ -269,7 +269,7 @@ def fetch(
         if not fresh:
             wanted = look.up(wanted, found)
             wanted, leases = _lead_or_wait(look, wanted, found, seconds, deadline, ctx)
-        read_now, warnings = _fetch_now(
+        read_now, fell_back, warnings = _fetch_now(
             chosen, wanted, modes, need, ctx, deadline, budget, ladder, found
         )
         pages = [found[url][0] for url in urls]
@@ -278,7 +278,7 @@ def fetch(
             pages = Ladder(chosen, modes, need, ctx, budget, deadline).climb(pages, ages)
         if ladder:
             pages = default_path.help_on_not_found(
-                chosen, pages, ages, modes, ctx, deadline, budget, read_now
+                chosen, pages, ages, modes, ctx, deadline, budget, read_now, fell_back
             )
     finally:
         for lease in leases:  # the pages (and the ladder's) are stored: the others read them
@@ -364,9 +364,10 @@ def _fetch_now(
     budget: cache.Budget,
     ladder: bool,
     found: dict[str, tuple[FetchedPage, float | None]],
-) -> tuple[set[str], tuple[str, ...]]:
+) -> tuple[set[str], set[str], tuple[str, ...]]:
     """Fetch *wanted* now into *found* (site readers first on the default path, refusals, then
-    the chosen provider; successes cached); the URLs a reader read, and the API's warnings."""
+    the chosen provider; successes cached); the URLs a reader read, those a reader fell back
+    on, and the API's warnings."""
     read_now: dict[str, FetchedPage] = {}
     fell_back: dict[str, str] = {}
     if wanted and ladder:  # the default path: site readers first (each of their hops guarded)
@@ -401,7 +402,7 @@ def _fetch_now(
             elif page.code == OTHER_FETCHER:
                 page = attrs.evolve(page, error=f"{page.error}; {_other_fetchers(chosen)}")
             found[url] = (page, None)
-    return set(read_now), warnings
+    return set(read_now), set(fell_back), warnings
 
 
 def _other_fetchers(chosen: Selection) -> str:

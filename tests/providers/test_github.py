@@ -137,6 +137,15 @@ def test_an_issue_is_read_to_its_last_comment_in_order(sites):
     assert web.requests == 3  # the issue and two pages of 100 comments
 
 
+def test_a_thread_longer_than_the_pages_one_read_takes_says_so(sites, monkeypatch):
+    from pi_web_tools.providers import github
+
+    monkeypatch.setattr(github, "MAX_PAGES", 1)  # 100 comments a read, of the issue's 130
+    reading, _ = read(f"{HELLO}/issues/7")
+    assert "Comment number 100:" in reading.text and "Comment number 101:" not in reading.text
+    assert any("the first 100 of its 130 comments" in note for note in reading.notes)
+
+
 def test_a_pull_request_lists_its_files_review_comments_and_diff(sites):
     reading, _ = read(f"{HELLO}/pull/8")
     text = reading.text
@@ -154,6 +163,18 @@ def test_a_pull_request_gives_its_reviews_verdicts_and_summaries(sites):
     assert "Please read it in one place." in text
     assert "### Approved · @maintainer (owner) · 2026-02-04" in text
     assert "### Commented" not in text  # an empty review only holds inline comments
+
+
+def test_a_pull_request_whose_reviews_cannot_be_read_is_read_without_them(sites):
+    def api(path, query, headers):
+        if path.endswith("/reviews"):
+            return json_answer({"message": "Not Found"}, 404)
+        return sites._github_api(path, query, headers)
+
+    sites.routes.append((r"api\.github\.com", api))
+    reading, _ = read(f"{HELLO}/pull/8")
+    assert "## Changed files (3)" in reading.text and "## Reviews" not in reading.text
+    assert any("its reviews could not be read" in note for note in reading.notes)
 
 
 def test_a_pull_request_diff_is_read_as_github_serves_it(sites):

@@ -171,6 +171,17 @@ def test_a_readers_404_keeps_its_suggestions_and_is_remembered(setup):
     assert second.details["urls"][0]["suggestions"] == ["https://docs.demo.example/here"]
 
 
+def test_a_404_met_after_a_reader_fell_back_is_not_remembered(setup, write_config):
+    """The reader's cause (a spent limit) may clear at once: its URL is not remembered dead."""
+    write_config({"defaultProvider": "far", "providers": [{"name": "far", "type": "far"}]})
+    url = "https://docs.demo.example/flaky"
+    Recording.script[url] = FetchedPage(url=url, ok=False, error="HTTP 404 Not Found", status=404)
+    first = fetch(setup, url)
+    assert first.is_error and "limit is spent" in first.text
+    again = fetch(setup, url)
+    assert "read https://docs.demo.example/flaky" in again.text and not again.is_error
+
+
 def test_a_readers_refusal_climbs_the_ladder(setup):
     result = fetch(setup, "https://docs.demo.example/closed")
     assert "far page" in result.text and "fetched through far (far)" in result.text

@@ -627,7 +627,10 @@ class Sites:
                 return Answer(301, {"Location": f"https://pypi.org/pypi/{normal}{tail}/json"})
             if version not in (None, "2.1.0", "2.0.0"):
                 return json_answer({"message": "Not Found"}, 404)
-            return json_answer(pypi_document(version or "2.1.0"))
+            document = pypi_document(version or "2.1.0")
+            if version:  # a version's JSON has no "releases" (PyPI dropped it there in 2022)
+                del document["releases"]
+            return json_answer(document)
         if path.startswith("/project/"):
             return text_answer(pypi_page(), kind="text/html; charset=utf-8")
         return text_answer("Not Found", 404)
@@ -693,7 +696,14 @@ class Sites:
                 answers = se_answers() if question else []
                 size = int(query.get("pagesize", 30))
                 page = int(query.get("page", 1))
-                ordered = sorted(answers, key=lambda a: -a["score"])
+                order = {  # the API's sorts (the default is activity), descending
+                    "votes": "score",
+                    "activity": "last_activity_date",
+                    "creation": "creation_date",
+                }[query.get("sort", "activity")]
+                ordered = sorted(
+                    answers, key=lambda a: a[order], reverse=query.get("order") != "asc"
+                )
                 chunk = ordered[(page - 1) * size : page * size]
                 return json_answer(
                     {"items": chunk, "has_more": page * size < len(ordered), **wrapper},
@@ -916,6 +926,7 @@ def se_answers() -> list[dict]:
             "is_accepted": True,
             "owner": {"display_name": "Mysticial"},
             "creation_date": 1340805300,
+            "last_activity_date": 1700000000,
             "body": '<p>You are a victim of <a href="https://en.wikipedia.org/wiki/Branch_predictor">branch prediction</a> fail.</p>\n<pre><code>if (data[c] &gt;= 128)\n    sum += data[c];\n</code></pre>',
         },
         {
@@ -924,6 +935,7 @@ def se_answers() -> list[dict]:
             "is_accepted": False,
             "owner": {"display_name": "Daniel Fischer"},
             "creation_date": 1340805200,
+            "last_activity_date": 1500000000,
             "body": "<p>Branch prediction.</p>",
         },
         {
@@ -932,6 +944,7 @@ def se_answers() -> list[dict]:
             "is_accepted": False,
             "owner": {"display_name": "WiSaGaN"},
             "creation_date": 1341200000,
+            "last_activity_date": 1800000000,
             "body": "<p>Use a <code>cmov</code>.</p>",
         },
     ]
