@@ -11,6 +11,7 @@ import signal
 import socket
 import threading
 import time
+from typing import Any
 
 import anyio
 import pytest
@@ -288,42 +289,6 @@ def test_a_cancel_names_only_the_calls_of_its_own_session(agent_dir, pages):
     assert log.count("outcome=cancelled") == 1 and log.count("outcome=ok") == 1, log
 
 
-def test_sigint_mid_call_answers_the_client_and_exits_cleanly(agent_dir, pages):
-    """SIGINT while a call runs: running calls get the 5 s grace, then the client gets a
-    JSON-RPC error saying the server is stopping (not a bare 500), the page is let go, and
-    the server exits 130 with a few log lines and no traceback."""
-    proc, lines, port = _start(["--port", "0"], {"PI_CODING_AGENT_DIR": str(agent_dir)})
-    try:
-        assert port is not None, "".join(lines)
-        sock = _raw_post(port, _call_body(pages.url("/stall"), 7))
-        assert pages.stall.arrived.wait(30)
-        proc.send_signal(signal.SIGINT)
-        sock.settimeout(20)
-        answer = b""
-        while b"\r\n\r\n" not in answer or len(answer.split(b"\r\n\r\n", 1)[1]) < 10:
-            chunk = sock.recv(65536)
-            if not chunk:
-                break
-            answer += chunk
-        sock.close()
-        assert proc.wait(timeout=20) == 130
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    time.sleep(0.2)
-    log = "".join(lines)
-    head, _, body = answer.partition(b"\r\n\r\n")
-    assert head.startswith(b"HTTP/1.1 503"), answer[:300]
-    error = json.loads(body)
-    assert error["id"] == 7 and "shutting down" in error["error"]["message"]
-    assert pages.stall.closed.wait(PROMPT)
-    assert "Traceback" not in log and "Exception" not in log, log
-    assert len(log.strip().splitlines()) <= 6, log
-    assert "call tool=web_fetch outcome=cancelled" in log
-    assert log.rstrip().endswith("pi-web mcp: stopped")
-
-
 def test_a_cancelled_progress_stream_ends_as_a_whole_response(agent_dir, pages):
     """A call answered as an event stream (it asked for progress), then cancelled with
     `notifications/cancelled`: its stream ends as a complete chunked response, carrying no
@@ -356,23 +321,62 @@ def test_a_cancelled_progress_stream_ends_as_a_whole_response(agent_dir, pages):
     assert "ASGI" not in running.log and "without completing" not in running.log, running.log
 
 
-def test_sigint_mid_progress_stream_sends_the_shutdown_error_and_ends_it(agent_dir, pages):
-    """SIGINT while a call answers as an event stream: after the grace, the stream carries
-    the JSON-RPC error saying the server is stopping, then ends as a whole response."""
+def _sigint_mid_call(agent_dir, pages, body: bytes, read) -> tuple[Any, str]:
+    """A server given *body* on a raw socket, then SIGINT once the stalled page is being
+    fetched: what *read* got from the socket, and the log; the server exited 130."""
     proc, lines, port = _start(["--port", "0"], {"PI_CODING_AGENT_DIR": str(agent_dir)})
     try:
         assert port is not None, "".join(lines)
-        sock = _raw_post(port, _progress_call_body(pages.url("/stall"), 9))
+        sock = _raw_post(port, body)
         assert pages.stall.arrived.wait(30)
         proc.send_signal(signal.SIGINT)
-        answer, ended = _read_to_end(sock, 20)
+        got = read(sock)
         sock.close()
         assert proc.wait(timeout=20) == 130
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    log = "".join(lines)
+    time.sleep(0.2)
+    return got, "".join(lines)
+
+
+def _read_answer(sock: socket.socket) -> bytes:
+    """An answer's head and the first bytes of its body."""
+    sock.settimeout(20)
+    answer = b""
+    while b"\r\n\r\n" not in answer or len(answer.split(b"\r\n\r\n", 1)[1]) < 10:
+        chunk = sock.recv(65536)
+        if not chunk:
+            break
+        answer += chunk
+    return answer
+
+
+def test_sigint_mid_call_answers_the_client_and_exits_cleanly(agent_dir, pages):
+    """SIGINT while a call runs: running calls get the 5 s grace, then the client gets a
+    JSON-RPC error saying the server is stopping (not a bare 500), the page is let go, and
+    the server exits 130 with a few log lines and no traceback."""
+    body = _call_body(pages.url("/stall"), 7)
+    answer, log = _sigint_mid_call(agent_dir, pages, body, _read_answer)
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 503"), answer[:300]
+    error = json.loads(body)
+    assert error["id"] == 7 and "shutting down" in error["error"]["message"]
+    assert pages.stall.closed.wait(PROMPT)
+    assert "Traceback" not in log and "Exception" not in log, log
+    assert len(log.strip().splitlines()) <= 6, log
+    assert "call tool=web_fetch outcome=cancelled" in log
+    assert log.rstrip().endswith("pi-web mcp: stopped")
+
+
+def test_sigint_mid_progress_stream_sends_the_shutdown_error_and_ends_it(agent_dir, pages):
+    """SIGINT while a call answers as an event stream: after the grace, the stream carries
+    the JSON-RPC error saying the server is stopping, then ends as a whole response."""
+    body = _progress_call_body(pages.url("/stall"), 9)
+    (answer, ended), log = _sigint_mid_call(
+        agent_dir, pages, body, lambda sock: _read_to_end(sock, 20)
+    )
     assert ended, answer
     data = [line for line in answer.split(b"\r\n") if line.startswith(b"data: ")]
     error = json.loads(data[-1].removeprefix(b"data: "))
