@@ -420,17 +420,20 @@ def count(caller: str, provider: str, n: int = 1) -> None:
 def _hand_over_usage(shared: _Shared) -> None:
     """Add what this process counted while the server was away to the server's counts."""
     with _usage_lock:
-        pending = dict(_usage_here)
+        pending = [
+            (day, caller, provider, n)
+            for (day, caller), counts in _usage_here.items()
+            for provider, n in counts.items()
+        ]
         _usage_here.clear()
-    try:
-        for (day, caller), counts in pending.items():
-            for provider, n in counts.items():
-                shared.backend.count(day, caller, provider, n)
-    except Unavailable as exc:
-        for (day, caller), counts in pending.items():
-            for provider, n in counts.items():
-                _count_here(day, caller, provider, n)
-        shared.failed(exc.__cause__ or exc)
+    for handed, (day, caller, provider, n) in enumerate(pending):
+        try:
+            shared.backend.count(day, caller, provider, n)
+        except Unavailable as exc:  # keep what did not reach it (only that: no count twice)
+            for left in pending[handed:]:
+                _count_here(*left)
+            shared.failed(exc.__cause__ or exc)
+            return
 
 
 def usage(days: Sequence[str]) -> dict[str, dict[str, dict[str, int]]]:

@@ -153,6 +153,34 @@ def test_recovery_by_itself_when_the_server_returns(shared_state, capsys, monkey
     assert state.notices() == []
 
 
+def test_a_hand_over_cut_short_keeps_only_what_did_not_reach_the_server(shared_state, monkeypatch):
+    """The server fails again while this process hands over its counts: those it took are not
+    counted a second time at the next hand-over (they were all put back, and billed twice)."""
+    monkeypatch.setattr(state, "RETRY_SECONDS", 0.2)
+    shared_state.stop()
+    state.count("alice", "kagi", 2)
+    state.count("bob", "exa", 3)
+    shared_state.start()
+    time.sleep(0.3)
+    backend = state._current().backend
+    real, calls = backend.count, []
+
+    def count_once_then_fail(*args):
+        calls.append(args)
+        if len(calls) > 1:
+            raise state.Unavailable("cut") from ConnectionError("cut")
+        real(*args)
+
+    monkeypatch.setattr(backend, "count", count_once_then_fail)
+    state.cooling("kagi")  # an operation that answers: the hand-over starts, and is cut
+    monkeypatch.setattr(backend, "count", real)
+    time.sleep(0.3)
+    state.cooling("kagi")  # answers again: the rest is handed over
+    assert state.usage([state.today()]) == {
+        state.today(): {"alice": {"kagi": 2}, "bob": {"exa": 3}}
+    }
+
+
 def test_a_frozen_server_costs_one_timeout_then_local_state(shared_state):
     cache.put(SETTINGS, "web_fetch", "warm", {"x": 1})  # the connection is open
     shared_state.pause()
