@@ -136,8 +136,8 @@ def _venv_installer(installer: str) -> str:
 
     python = shlex.quote(sys.executable)
     if installer == "uv":
-        active = os.environ.get("VIRTUAL_ENV")
-        here = bool(active) and os.path.realpath(active) == os.path.realpath(sys.prefix)
+        active = os.environ.get("VIRTUAL_ENV") or ""
+        here = active != "" and os.path.realpath(active) == os.path.realpath(sys.prefix)
         return "uv pip install" if here else f"uv pip install --python {python}"
     return "pip install" if _pip_installs_here() else f"{python} -m pip install"
 

@@ -186,7 +186,8 @@ class RedisState:
                 self._make_limiter()
             return take(self._limiter, rules, ids)
         except (StorageError, *self._errors) as exc:  # type: ignore[misc]
-            raise Unavailable(str(exc)) from exc
+            cause = getattr(exc, "storage_error", None) or exc  # the client's own error
+            raise Unavailable(str(cause)) from cause
 
     def _make_limiter(self) -> None:
         if self._limiter is None:

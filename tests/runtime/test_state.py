@@ -138,6 +138,17 @@ def test_a_server_that_is_down_leaves_calls_on_local_state_with_one_warning(shar
     assert state.notices() and "unavailable" in state.notices()[0]
 
 
+def test_a_limit_on_a_server_that_is_down_names_the_clients_error(shared_state, capsys):
+    """The warning names what the Redis client met (ConnectionError: ... refused), not the
+    limits library's wrapper around it (StorageError)."""
+    from limits import parse_many
+
+    shared_state.stop()
+    assert state.hit(parse_many("5/minute"), "alice") is None  # local limits hold meanwhile
+    err = capsys.readouterr().err
+    assert "unavailable (ConnectionError: " in err and "StorageError" not in err, err
+
+
 def test_recovery_by_itself_when_the_server_returns(shared_state, capsys, monkeypatch):
     monkeypatch.setattr(state, "RETRY_SECONDS", 0.2)
     shared_state.stop()
