@@ -147,6 +147,7 @@ def read(url: str, web: Any) -> Reading | None:
     asked = items[0]
     answers: list[dict] = []
     quota = number_field(data.get("quota_remaining"))
+    cut_short = False
     if number_field(asked.get("answer_count")) != 0:
         for page in range(1, MAX_PAGES + 1):
             found = _call(
@@ -166,6 +167,8 @@ def read(url: str, web: Any) -> Reading | None:
             quota = number_field(found.get("quota_remaining"))
             if found.get("has_more") is not True:
                 break
+        else:
+            cut_short = True
     title = html.unescape(text_field(asked.get("title")) or f"question {question}")
     accepted = number_field(asked.get("accepted_answer_id"))
     facts = [
@@ -203,6 +206,13 @@ def read(url: str, web: Any) -> Reading | None:
             "",
         ]
     notes = []
+    if cut_short:
+        total = number_field(asked.get("answer_count"))
+        of = f" of {int(total)}" if total is not None and total > len(answers) else ""
+        notes.append(
+            f"showing the {len(answers)} highest-scored answers{of}; the rest are on the "
+            "question's page"
+        )
     if quota is not None and quota < LOW_QUOTA:
         notes.append(f"{THE_API} allows {int(quota)} more requests today from this address")
     return Reading(title=f"{title} · {site}", text="\n".join(lines).rstrip(), notes=tuple(notes))

@@ -49,6 +49,19 @@ def test_answers_are_read_page_after_page(sites, monkeypatch):
     assert "### Answer 3" in reading.text and web.requests == 3
 
 
+def test_answers_past_the_pages_read_are_said_not_dropped_silently(sites, monkeypatch):
+    monkeypatch.setattr(stackexchange, "PAGE_SIZE", 1)
+    monkeypatch.setattr(stackexchange, "MAX_PAGES", 2)
+    reading, web = read_with(STACKEXCHANGE, QUESTION)
+    assert "### Answer 2" in reading.text and "### Answer 3" not in reading.text
+    assert any(note.startswith("showing the 2 highest-scored answers of 3") for note in reading.notes)
+
+
+def test_a_question_read_whole_has_no_note_about_the_rest(sites):
+    reading, _ = read_with(STACKEXCHANGE, QUESTION)
+    assert not any("highest-scored" in note for note in reading.notes)
+
+
 def test_an_answer_link_reads_its_question(sites):
     reading, _ = read_with(STACKEXCHANGE, "https://stackoverflow.com/a/11227832")
     assert "### Answer 1 · accepted" in reading.text
