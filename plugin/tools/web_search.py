@@ -165,13 +165,10 @@ def execute(args: dict, ctx: ToolContext) -> ToolResult:
     text, total = format_search(queries, outcomes)
 
     first = plan.providers[0]
+    answered = plan.providers if plan.fused else _answered_by(plan.providers, per_query)
     details: dict = {
-        "provider": ", ".join(s.entry.name for s in plan.providers)
-        if plan.fused
-        else first.entry.name,
-        "providerType": ", ".join(s.entry.type for s in plan.providers)
-        if plan.fused
-        else first.entry.type,
+        "provider": ", ".join(s.entry.name for s in answered),
+        "providerType": ", ".join(s.entry.type for s in answered),
         "queries": queries,
         "perQuery": per_query,
         "totalResults": total,
@@ -233,6 +230,15 @@ class _Plan:
 
 class _EveryProviderFailed(Exception):
     """Every provider of a fused query failed (the message names each)."""
+
+
+def _answered_by(providers: list[Any], per_query: list[dict]) -> list[Any]:
+    """The providers that answered a call's queries, in the call's order: a query that failed
+    over names the one that served it; the first provider when none answered (every query
+    failed) or none failed over."""
+    first = providers[0].entry.name
+    names = {entry.get("provider", first) for entry in per_query if "error" not in entry}
+    return [s for s in providers if s.entry.name in names] or providers[:1]
 
 
 def _served(query: str, item: Any) -> tuple[Any, dict]:

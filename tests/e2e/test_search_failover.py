@@ -78,6 +78,7 @@ def test_an_exhausted_provider_hands_the_query_to_the_next(fakes, configure):
         }
     ]
     assert result["details"]["searchFallback"] == ["kagi", "brave"]
+    assert result["details"]["provider"] == "brave" and result["details"]["providerType"] == "brave"
     assert len(brave.requests) == 1
 
 
@@ -107,6 +108,7 @@ def test_each_query_fails_over_on_its_own(fakes, configure):
     up, down = result["details"]["perQuery"]
     assert "failedOver" not in up and up["count"] == 3
     assert down["provider"] == "brave" and down["failedOver"][0]["kind"] == "outage"
+    assert result["details"]["provider"] == "searx, brave"
     assert [r["query"]["q"] for r in brave.requests] == ["down"]
     text = result["content"][0]["text"]
     assert 'Query: "up"\n1. up 1\n   https://searx.example/up/1' in text
