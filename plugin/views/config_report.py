@@ -252,6 +252,9 @@ def config_report() -> tuple[str, bool]:
                     f"Note: {_TOOLS[capability]} still works: it uses the built-in {kind.name} "
                     "provider and says that this file was ignored."
                 )
+        if any("fetch" in kind.fallback_for for kind in types.values()):
+            # web_fetch then runs with the file ignored: every reader on, as with no file
+            lines += _reader_lines(Config(path=path, source="ignored"))
         return "\n".join(lines), False
     implied = [t for t in types.values() if t.env_key_implies_provider]
     if config.source == "none":

@@ -108,6 +108,15 @@ def test_config_without_file_lists_the_site_readers(capsys):
     assert "- github: GitHub, files, folders" in out and "no token (GITHUB_TOKEN" in out
 
 
+def test_config_that_is_invalid_still_lists_the_site_readers_web_fetch_uses(capsys, write_config):
+    """web_fetch ignores an invalid file and reads with every reader on, so they are listed."""
+    write_config({"providers": [{"name": "k", "type": "no-such-type"}]})
+    assert main(["config"]) == 1
+    out = capsys.readouterr().out
+    assert "Status: invalid" in out
+    assert "- github: GitHub, files, folders" in out and "(on)" in out
+
+
 def test_config_never_prints_the_key(capsys, write_config):
     """`pi-web config` with a key in the file never prints the whole key."""
     write_config(
