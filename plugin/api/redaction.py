@@ -8,11 +8,15 @@ string or a page that echoes it.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
+import re
 import threading
+import warnings
 from collections.abc import Iterable
 from typing import Any
+from urllib.parse import quote, quote_plus
 
 from pi_hostspec.sanitize import map_strings, url_password, without_password
 
@@ -26,6 +30,7 @@ __all__ = [
     "redact_secrets",
     "redact_value",
     "remember",
+    "spellings",
     "url_password",
     "watch_env",
     "without_password",
@@ -53,15 +58,32 @@ def watch_env(names: Iterable[str | None]) -> None:
         _env_names.update(name for name in names if name)
 
 
+@functools.lru_cache(maxsize=256)
+def spellings(secret: str) -> frozenset[str]:
+    """*secret* and the ways a URL spells it (``quote`` with and without ``/`` safe,
+    ``quote_plus``; upper- and lower-case escapes): a key sent as a query parameter comes back
+    percent-encoded in an error that quotes the URL (``403 Client Error: ... for url:
+    https://api/?key=AbC%2Bd...``)."""
+    found = {secret}
+    for form in (quote(secret, safe=""), quote(secret), quote_plus(secret), quote_plus(secret, safe="/")):
+        found.add(form)
+        found.add(re.sub(r"%[0-9A-F]{2}", lambda escape: escape.group().lower(), form))
+    return frozenset(found)
+
+
 def known_secrets() -> tuple[str, ...]:
-    """Every known key, longest first (so a key that contains another is replaced whole)."""
+    """Every known key, in every spelling of :func:`spellings`, longest first (so a key that
+    contains another is replaced whole)."""
     with _lock:
-        found = set(_secrets)
+        keys = set(_secrets)
         names = tuple(_env_names)
     for name in names:
         value = os.environ.get(name, "").strip()
         if len(value) >= MIN_SECRET_LENGTH:
-            found.add(value)
+            keys.add(value)
+    found: set[str] = set()
+    for key in keys:
+        found |= spellings(key)
     return tuple(sorted(found, key=len, reverse=True))
 
 
@@ -133,4 +155,48 @@ def install_log_filter() -> None:
             logging.getLogger(name).addFilter(_LOG_FILTER)
 
 
+def _redacted_record(record: logging.LogRecord) -> logging.LogRecord:
+    """*record* with every known key gone from its message, exception and stack text."""
+    try:
+        secrets = known_secrets()
+        if not secrets:
+            return record
+        message = record.getMessage()
+        if any(secret in message for secret in secrets):
+            record.msg, record.args = redact(message, secrets), ()
+        if record.exc_info and not record.exc_text:
+            text = logging.Formatter().formatException(record.exc_info)
+            if any(secret in text for secret in secrets):
+                record.exc_text = redact(text, secrets)
+        if record.stack_info:
+            record.stack_info = redact(record.stack_info, secrets)
+    except Exception:  # noqa: BLE001 - logging must never break the call that logs
+        pass
+    return record
+
+
+def _install_process_guards() -> None:
+    """Redact known keys from every log record made in this process, whichever logger made it
+    (a third-party provider's own included; records are made only for enabled levels), and from
+    every warning's text: each handler and ``warnings.showwarning`` then sees only redacted
+    words. Installed once, on import."""
+    factory = logging.getLogRecordFactory()
+    if not getattr(factory, "_pi_web_redacting", False):
+
+        def redacting_factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
+            return _redacted_record(factory(*args, **kwargs))
+
+        redacting_factory._pi_web_redacting = True  # type: ignore[attr-defined]
+        logging.setLogRecordFactory(redacting_factory)
+    formatter = warnings.formatwarning
+    if not getattr(formatter, "_pi_web_redacting", False):
+
+        def redacting_formatwarning(*args: Any, **kwargs: Any) -> str:
+            return redact_secrets(formatter(*args, **kwargs))
+
+        redacting_formatwarning._pi_web_redacting = True  # type: ignore[attr-defined]
+        warnings.formatwarning = redacting_formatwarning  # type: ignore[assignment]
+
+
 install_log_filter()
+_install_process_guards()

@@ -114,3 +114,60 @@ def _direct_and_a_key(**direct_options) -> dict:
             },
         ],
     }
+
+
+#: A key as some services issue them (base64-like): a URL spells it with escapes.
+ENCODED_KEY = "AbC+dEf/GhI=jKl9876543"
+
+
+@pytest.fixture
+def leaky(tmp_path):
+    """An installed third-party provider type `leaky` whose search logs its key through its own
+    logger, warns with it, and fails as ``requests``' ``raise_for_status`` does for a key sent
+    as a query parameter: quoting the URL, the key percent-encoded in it."""
+    root = tmp_path / "site"
+    root.mkdir()
+    plugin_module(
+        root,
+        "leaky_provider",
+        """
+        import logging, warnings
+        from urllib.parse import urlencode
+        from pi_web_tools import ApiKey, ProviderType, Search, hookimpl
+
+        class Leaky:
+            def __init__(self, config):
+                self.key = config.api_key
+
+            def search(self, request, ctx):
+                logging.getLogger("leaky").warning("asking with key %s", self.key)
+                warnings.warn("deprecated key " + self.key)
+                raise RuntimeError(
+                    "403 Client Error: Forbidden for url: https://api.leaky.test/search?"
+                    + urlencode({"key": self.key, "q": request.query})
+                )
+
+        @hookimpl
+        def register_provider_types(register):
+            register(ProviderType(name="leaky", factory=Leaky, search=Search(), key=ApiKey()))
+        """,
+    )
+    declare(root, "leaky_provider-1.0", "pi_web_tools.providers", "leaky", "leaky_provider")
+    return root
+
+
+def test_a_key_in_any_spelling_or_log_line_of_a_provider_never_leaves(leaky, write_config):
+    """A third-party provider's error quoted its URL with the key percent-encoded
+    (`?key=AbC%2BdEf...`), and its own logger and warnings printed the key whole on stderr:
+    neither spelling nor path passed the redaction point."""
+    from urllib.parse import quote, quote_plus
+
+    write_config({"providers": [{"name": "leaky", "type": "leaky", "apiKey": ENCODED_KEY}]})
+    proc = pi_web_with(leaky, "call", "web_search", json.dumps({"queries": ["q"]}), "--json")
+    out = json.loads(proc.stdout)
+    assert out["isError"] is True
+    assert "for url: https://api.leaky.test/search?key=***&q=q" in out["content"][0]["text"]
+    for spelling in (ENCODED_KEY, quote(ENCODED_KEY, safe=""), quote_plus(ENCODED_KEY)):
+        assert spelling not in proc.stdout + proc.stderr
+    assert "asking with key ***" in proc.stderr
+    assert "deprecated key ***" in proc.stderr
