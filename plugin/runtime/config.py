@@ -152,13 +152,15 @@ def permission_warning(path: Path) -> Finding | None:
 
 
 def trust_warnings(path: Path) -> list[Finding]:
-    """Warnings when others could change the config: the file or its directory writable by
-    group or others, or the file owned by another user (a planted ``baseUrl`` would receive
-    the keys)."""
+    """Warnings when others could change the config: the file or a folder it is reached through
+    writable by group or others, or the file owned by another user (a planted ``baseUrl`` would
+    receive the keys). When the config is a symbolic link, the folder of every link on the way
+    and of the file it leads to counts too: whoever can write one of them can replace the file
+    (a link into a world-writable folder is no safer than a world-writable folder)."""
     if os.name != "posix":
         return []
     found: list[Finding] = []
-    for where, why in ((path, ""), (path.parent, ", who could replace the config")):
+    for where, why in _trust_places(path):
         try:
             info = where.stat()
         except OSError:
@@ -174,6 +176,23 @@ def trust_warnings(path: Path) -> list[Finding]:
         if where == path and info.st_uid not in (os.getuid(), 0):
             found.append(Finding(what=f"{path} is owned by another user (uid {info.st_uid})"))
     return found
+
+
+def _trust_places(path: Path) -> list[tuple[Path, str]]:
+    """The config file, and each folder whose writers could replace it: its own, and for a
+    symbolic link the folder of every link followed and of the file reached."""
+    places = [(path, ""), (path.parent, ", who could replace the config")]
+    link = path
+    for _ in range(40):  # the kernel's own limit on links followed
+        if not link.is_symlink():
+            break
+        try:
+            link = link.parent.resolve() / os.readlink(link)
+        except OSError:
+            break
+        if link.parent not in [where for where, _ in places]:
+            places.append((link.parent, f", who could replace the config {path} links to"))
+    return places
 
 
 def _guard(config: Config, untrusted: bool) -> Config:

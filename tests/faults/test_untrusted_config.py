@@ -3,6 +3,7 @@ config prints of a config never shows a secret in it (a password inside a baseUr
 
 from __future__ import annotations
 
+import json
 import subprocess
 
 import attrs
@@ -58,6 +59,48 @@ def test_an_untrusted_config_never_chooses_the_program_we_run(
     assert fetched.returncode == 1 and said in fetched.stdout, fetched.stdout + fetched.stderr
     assert f"Problem: providers (chrome): {said}" in report.stdout, report.stdout
     assert "Traceback" not in fetched.stderr + report.stderr
+
+
+def test_a_config_linked_into_a_folder_others_can_write_chooses_nothing_we_run(
+    tmp_path, agent_dir, httpserver
+):
+    """web-search.json as a symbolic link (a dotfiles manager's) to a 0600 file in a folder
+    others can write: they can replace the file, so it is as untrusted as a 0666 one. Before,
+    only the link's own folder was looked at, and the planted program ran."""
+    ran = tmp_path / "planted-program-ran"
+    planted = tmp_path / "chrome"
+    planted.write_text(f"#!/bin/sh\ntouch {ran}\n")
+    planted.chmod(0o755)
+    url = serve(httpserver, {"/app": (200, "text/html", APP_SHELL)}) + "/app"
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    real = shared / "web-search.json"
+    real.write_text(
+        json.dumps(
+            {
+                "providers": [
+                    {
+                        "name": "chrome",
+                        "type": "browser",
+                        "options": {"executablePath": str(planted), "allowPrivateNetwork": True},
+                    }
+                ]
+            }
+        )
+    )
+    real.chmod(0o600)
+    (agent_dir / "web-search.json").symlink_to(real)
+    shared.chmod(0o777)
+    try:
+        fetched = _pi_web("fetch", url, "--provider", "chrome")
+        report = _pi_web("config")
+    finally:
+        shared.chmod(0o700)
+    assert not ran.exists(), "the program a replaceable config named was run"
+    said = f"executablePath {planted} is not used: the config can be changed by other users"
+    assert fetched.returncode == 1 and said in fetched.stdout, fetched.stdout + fetched.stderr
+    assert f"Problem: providers (chrome): {said}" in report.stdout, report.stdout
+    assert f"{shared} is writable by other users (mode 777)" in report.stdout, report.stdout
 
 
 def test_pi_web_config_never_prints_a_password_inside_a_base_url(write_config):
