@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Literal, overload
 
 import pluggy
-from attrs import evolve, frozen
+from attrs import evolve, field, frozen
 from pi_hostspec.host import UNKNOWN_DISTRIBUTION, SkippedPlugin, distribution_of
 from pi_hostspec.loading import LoadTimeout, load_within
 from pi_hostspec.types import ToolContext
@@ -328,19 +328,26 @@ def get_provider(config: ProviderConfig, provider_type: ProviderType) -> Provide
     """The provider object for *config*, reused while its entry is unchanged (warm sessions).
 
     One provider is kept per name: when the entry changes (a config edit), the old provider is
-    closed and replaced, so a long-running host does not collect idle sessions.
+    closed and replaced, so a long-running host does not collect idle sessions. The factory
+    runs outside the registry's lock (a provider whose construction hangs holds up no other),
+    and a :class:`Selection` calls this within its call's deadline.
     """
     key = (config.type, config.api_key, config.options, id(provider_type))
-    replaced = None
     with _instances_lock:
         known = _instances.get(config.name)
         if known is not None and known[0] == key:
             return known[1]
-        provider = provider_type.factory(config)
-        _instances[config.name] = (key, provider)
-        replaced = known[1] if known is not None else None
-    if replaced is not None:
-        _close(replaced)
+    provider = provider_type.factory(config)
+    surplus = None
+    with _instances_lock:
+        known = _instances.get(config.name)
+        if known is not None and known[0] == key:  # another call made it meanwhile
+            surplus, provider = provider, known[1]
+        else:
+            _instances[config.name] = (key, provider)
+            surplus = known[1] if known is not None else None
+    if surplus is not None:
+        _close(surplus)
     return provider
 
 
@@ -363,10 +370,22 @@ def load_secrets() -> None:
 class Selection:
     """The provider chosen for a call: its object, its config entry, its type, the config."""
 
-    provider: Provider
     entry: ProviderConfig
     type: ProviderType
     config: Config
+    #: The provider object when given; else it is made (:func:`get_provider`) on first use,
+    #: within the first call's deadline (a factory that hangs is given up on like a call).
+    _provider: Provider | None = field(default=None, eq=False)
+    _made: list = field(factory=list, init=False, eq=False, repr=False)
+
+    @property
+    def provider(self) -> Provider:
+        """The provider object (made now if it was not yet)."""
+        if self._provider is not None:
+            return self._provider
+        if not self._made:
+            self._made.append(get_provider(self.entry, self.type))
+        return self._made[0]
 
     @overload
     def call(
@@ -389,18 +408,22 @@ class Selection:
         the product, before anything windows, budgets, caches, titles or logs it. A provider
         that returns the wrong thing is a :class:`ProviderContractError` naming it. The team's
         provider limits, cooldowns and usage counts are kept here too (:mod:`.team`)."""
-        method = getattr(self.provider, capability, None)
-        if not callable(method):
-            raise ProviderError(
-                f"provider {self.entry.name!r} (type {self.entry.type}) declares {capability} "
-                f"but has no {capability}() method",
-                provider=self.entry.name,
-            )
         # A provider resting after a 429, or over the team's limits, is not called (every
         # replica sharing the state sees the same); a call made is counted as its caller's.
         team.before_call(self, getattr(ctx, "caller", None))
+
+        def work() -> Any:  # the provider is made here too: its factory shares the deadline
+            method = getattr(self.provider, capability, None)
+            if not callable(method):
+                raise ProviderError(
+                    f"provider {self.entry.name!r} (type {self.entry.type}) declares "
+                    f"{capability} but has no {capability}() method",
+                    provider=self.entry.name,
+                )
+            return method(request, ctx)
+
         try:
-            answered = self._within_deadline(capability, lambda: method(request, ctx), ctx)
+            answered = self._within_deadline(capability, work, ctx)
             answer = check_response(self.entry.name, capability, answered)
         except ProviderError as exc:  # a failure, or a contract breach (ProviderContractError)
             exc.message = redaction.redact_secrets(exc.message)
@@ -601,7 +624,6 @@ def resolve_provider(
     if config.source == "ignored" and fallback is not None:  # only a fallback ignores a file
         implicit = _implicit(fallback)
         return Selection(
-            provider=get_provider(implicit, types[implicit.type]),
             entry=implicit,
             type=types[implicit.type],
             config=config,
@@ -672,7 +694,6 @@ def resolve_provider(
             f"{config.path}{hint}.\nFor example:\n{example_config(chosen.type)}"
         )
     return Selection(
-        provider=get_provider(chosen, provider_type),
         entry=chosen,
         type=provider_type,
         config=config,

@@ -110,3 +110,61 @@ def test_the_stray_work_of_calls_past_their_deadline_is_bounded(host, write_conf
         f"never is still running {MAX_STRAY_CALLS} calls past their deadline; it is not called "
         "again until one of them ends"
     ) in texts[-1]
+
+
+def test_a_provider_whose_construction_hangs_answers_at_the_deadline_and_holds_up_no_other(
+    host, write_config
+):
+    """The provider object was made outside the call's deadline, under the registry's lock: a
+    third-party provider whose __init__ never returned held its call forever, and every other
+    provider's call in the same host behind it. Now its call answers at its deadline and a
+    call to another provider meanwhile answers at once."""
+    from pi_web_tools import ProviderType, Search, SearchHit, SearchResponse, testing
+
+    release = threading.Event()
+
+    class Stuck:
+        def __init__(self, config):
+            release.wait(30)
+
+        def search(self, request, ctx):
+            return SearchResponse(hits=())
+
+    class Quick:
+        def __init__(self, config):
+            pass
+
+        def search(self, request, ctx):
+            return SearchResponse(hits=(SearchHit(title="Quick", url="https://q.test/"),))
+
+    write_config(
+        {
+            "providers": [
+                {"name": "stuck", "type": "stuck", "options": {"timeoutSeconds": 0.5}},
+                {"name": "quick", "type": "quick"},
+            ],
+            "searchFallback": False,
+        }
+    )
+    stuck = ProviderType(name="stuck", factory=Stuck, search=Search())
+    quick = ProviderType(name="quick", factory=Quick, search=Search())
+    try:
+        with testing.provider_types(stuck, quick):
+            answers: dict = {}
+            first = threading.Thread(
+                target=lambda: answers.update(
+                    stuck=host.call("web_search", {"queries": ["q"], "provider": "stuck"})
+                )
+            )
+            started = time.monotonic()
+            first.start()
+            time.sleep(0.2)  # the stuck factory is running now
+            other = host.call("web_search", {"queries": ["q"], "provider": "quick"})
+            other_elapsed = time.monotonic() - started
+            first.join(10)
+            elapsed = time.monotonic() - started
+    finally:
+        release.set()
+    assert not first.is_alive() and elapsed < 5, f"took {elapsed:.1f} s"
+    assert "stuck did not answer within 0.5 s (timeoutSeconds)" in answers["stuck"].text
+    assert "Quick" in other.text and other_elapsed < 2, (other_elapsed, other.text)
