@@ -18,7 +18,9 @@ environment's proxies and CA bundle as ``requests`` honours them, ``maxBytes`` p
 call's deadline). Answers come back exactly as the server sent them, so the browser's
 same-origin policy holds. The browser's launch proxy is a loopback port this process holds
 without listening, and WebRTC may use nothing but a proxy, so what no context proxy carries
-reaches no host. WebSockets and downloads are refused; service workers are blocked.
+reaches no host. WebSockets and downloads are refused; service workers are blocked; popups
+are blocked (Chromium's popup blocker, which Playwright turns off, is on) and any window a page
+opens anyway is closed at once.
 
 Memory: on Linux each renderer's resident memory is watched (every :data:`WATCH_SECONDS`) and a
 renderer past :data:`RENDERER_MEMORY_BYTES` is killed: its page fails, named, and the call's
@@ -507,6 +509,11 @@ class _Engine:
                 f"{MARKER}={os.getpid()}",
                 _launch_mark(launch),
             ],
+            # Playwright switches Chromium's popup blocker off; on, a page's window.open,
+            # target=_blank link or form (no user gesture in a headless page) opens nothing: a
+            # page that opened hundreds of cross-site popups had a renderer each (123 renderers,
+            # over 30 GB, past every per-renderer limit).
+            "ignore_default_args": ["--disable-popup-blocking"],
             "handle_sigint": False,
             "env": browser_environment(),
             # Loopback too (Playwright adds <-loopback> to the bypass list).
@@ -916,6 +923,13 @@ class _PageWatch:
         page.on("requestfinished", self._ended)
         page.on("requestfailed", self._failed)
         page.on("crash", self._crash)
+        page.on("popup", self._popup)
+
+    @staticmethod
+    def _popup(popup: Any) -> None:
+        """A window the page opened anyway (Chromium's popup blocker lets one through after
+        each of Playwright's own evaluations, which count as a user gesture): closed at once."""
+        _taken(asyncio.ensure_future(popup.close()))
 
     def _started(self, _request: Any) -> None:
         self.open += 1
