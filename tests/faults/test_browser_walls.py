@@ -267,6 +267,77 @@ def test_a_page_that_opens_popups_opens_none(sites, write_config):
     assert len(opened) <= 2, opened
 
 
+def _renderers_under(pid: int) -> int:
+    """How many Chromium renderer processes descend from process *pid* now (Linux /proc)."""
+    import os
+
+    parents, renderers = {}, set()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as stat:
+                parents[int(entry)] = int(stat.read().rsplit(b")", 1)[1].split()[1])
+            with open(f"/proc/{entry}/cmdline", "rb") as cmdline:
+                if b"--type=renderer" in cmdline.read():
+                    renderers.add(int(entry))
+        except (OSError, ValueError, IndexError):
+            continue
+    count = 0
+    for process in renderers:
+        seen = 0
+        while process in parents and process != pid and seen < 64:
+            process, seen = parents[process], seen + 1
+        count += process == pid
+    return count
+
+
+def test_a_page_of_cross_site_frames_stays_in_one_renderer(sites, write_config):
+    """150 iframes, each of another site: with site isolation each had a renderer process of
+    its own (153 renderers, over 30 GB in all, each under the per-renderer limit, and the call
+    missed its deadline). Now a page and its frames are one renderer under one limit: the page
+    is read, and the call never has more than a few renderers."""
+    import json
+    import subprocess
+    import threading
+    import time
+
+    from tests.support.browser_site import PI_WEB, shell
+
+    frames = (
+        "for (let i = 0; i < 150; i++) { let f = document.createElement('iframe');"
+        " f.src = 'http://frame' + i + '.example/f'; document.body.appendChild(f); }"
+    )
+    routes = {"http://shell.example/frames": html(shell(frames, words="a page of frames"))}
+    frame = html(b"<html><body><p>a frame of its own site</p></body></html>")
+    routes.update({f"http://frame{i}.example/f": frame for i in range(150)})
+    proxy = sites(routes)
+    write_config(browser_config(timeoutSeconds=20))
+    arguments = json.dumps({"urls": ["http://shell.example/frames"], "fresh": True})
+    env = {**__import__("os").environ, "NO_COLOR": "1", **proxy_env(proxy)}
+    proc = subprocess.Popen(
+        [PI_WEB, "call", "web_fetch", arguments, "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    most = [0]
+
+    def watch() -> None:
+        while proc.poll() is None:
+            most[0] = max(most[0], _renderers_under(proc.pid))
+            time.sleep(0.2)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    out, _err = proc.communicate(timeout=90)
+    watcher.join()
+    result = json.loads(out)
+    assert "This text was a page of frames in the page." in result["content"][0]["text"]
+    assert most[0] <= 4, f"{most[0]} renderers"
+
+
 # --- item 8: renderer memory is bounded ---------------------------------------------------------
 
 
