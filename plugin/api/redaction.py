@@ -195,7 +195,7 @@ def _install_process_guards() -> None:
             return redact_secrets(formatter(*args, **kwargs))
 
         redacting_formatwarning._pi_web_redacting = True  # type: ignore[attr-defined]
-        warnings.formatwarning = redacting_formatwarning  # type: ignore[assignment]
+        warnings.formatwarning = redacting_formatwarning
 
 
 install_log_filter()

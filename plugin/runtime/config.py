@@ -153,7 +153,7 @@ def permission_warning(path: Path) -> Finding | None:
 
 def trust_warnings(path: Path) -> list[Finding]:
     """Warnings when others could change the config: the file or a folder it is reached through
-    writable by group or others, or the file owned by another user (a planted ``baseUrl`` would
+    writable by group or others, or owned by another user (a planted ``baseUrl`` would
     receive the keys). When the config is a symbolic link, the folder of every link on the way
     and of the file it leads to counts too: whoever can write one of them can replace the file
     (a link into a world-writable folder is no safer than a world-writable folder)."""
@@ -173,8 +173,9 @@ def trust_warnings(path: Path) -> list[Finding]:
                     suggestion=f"run: chmod go-w {where}",
                 )
             )
-        if where == path and info.st_uid not in (os.getuid(), 0):
-            found.append(Finding(what=f"{path} is owned by another user (uid {info.st_uid})"))
+        if info.st_uid not in (os.getuid(), 0):
+            # A folder another user owns is theirs to change, whatever its mode says.
+            found.append(Finding(what=f"{where} is owned by another user (uid {info.st_uid}){why}"))
     return found
 
 

@@ -103,6 +103,42 @@ def test_a_config_linked_into_a_folder_others_can_write_chooses_nothing_we_run(
     assert f"{shared} is writable by other users (mode 777)" in report.stdout, report.stdout
 
 
+def test_a_config_in_a_folder_another_user_owns_chooses_nothing_we_run(tmp_path, httpserver):
+    """A 0600 file of this user's in a 0755 folder another user owns: that user can replace the
+    file (with a link to any file of this user's), so it is untrusted. Before, only the folder's
+    mode was looked at, and the planted program ran."""
+    import os
+
+    ran = tmp_path / "planted-program-ran"
+    planted = tmp_path / "chrome"
+    planted.write_text(f"#!/bin/sh\ntouch {ran}\n")
+    planted.chmod(0o755)
+    url = serve(httpserver, {"/app": (200, "text/html", APP_SHELL)}) + "/app"
+    folder = tmp_path / "theirs"
+    folder.mkdir()
+    config = folder / "web-search.json"
+    options = {"executablePath": str(planted), "allowPrivateNetwork": True}
+    config.write_text(
+        json.dumps({"providers": [{"name": "chrome", "type": "browser", "options": options}]})
+    )
+    config.chmod(0o600)
+    folder.chmod(0o755)
+    try:
+        os.chown(folder, 65534, -1)
+    except PermissionError:
+        pytest.skip("cannot give a folder to another user here")
+    env = {**os.environ, "PI_CODING_AGENT_DIR": str(folder)}
+    fetched = subprocess.run(
+        [PI_WEB, "fetch", url, "--provider", "chrome"],
+        capture_output=True, text=True, timeout=120, env=env,
+    )
+    report = subprocess.run([PI_WEB, "config"], capture_output=True, text=True, env=env)
+    assert not ran.exists(), "the program a replaceable config named was run"
+    said = f"executablePath {planted} is not used: the config can be changed by other users"
+    assert said in fetched.stdout, fetched.stdout + fetched.stderr
+    assert f"{folder} is owned by another user (uid 65534)" in report.stdout, report.stdout
+
+
 def test_pi_web_config_never_prints_a_password_inside_a_base_url(write_config):
     """A baseUrl with user:password@ is shown with the password as ***; the password is a
     secret from then on (errors that quote the URL redact it too)."""
