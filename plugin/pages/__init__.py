@@ -81,7 +81,7 @@ def read(
     Raises :class:`Unreadable` for a body that is not text, ``InterruptedError`` when *cancel*
     is set. Past *deadline* (monotonic), a conversion falls back with a note.
     """
-    from ..api.redaction import redact_bytes
+    from ..api.redaction import known_secrets, redact_bytes
     from . import workers
     from .content import APP_SHELL_NOTE, decode_body, sniff_kind
     from .convert import encode_body
@@ -123,7 +123,14 @@ def read(
     text = decode_body(body, content_type)
     if kind == "feed":
         result = workers.convert_bounded(
-            {**encode_body("feed", body), "url": url, "content_type": content_type},
+            {
+                **encode_body("feed", body),
+                "url": url,
+                "content_type": content_type,
+                # The worker decodes entities (a key spelled &#115;k-...) and then cuts each
+                # entry's summary: it redacts the decoded text before that cut.
+                "secrets": list(known_secrets()),
+            },
             fallback=marked(
                 lambda reason: (
                     None,

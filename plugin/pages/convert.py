@@ -50,7 +50,7 @@ def convert(request: dict) -> list[Any]:
         return [None, text, notes, []]
     if kind == "feed":
         raw = body if isinstance(body, bytes) else body.encode("utf-8")
-        parsed = documents.feed_to_text(raw)
+        parsed = documents.feed_to_text(raw, secrets=request.get("secrets") or ())
         if parsed is None:
             return [None, _text(body, request), [], []]
         title, text = parsed

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+from collections.abc import Iterable
 from typing import Any
 
 __all__ = ["MAX_JSON_PRETTY", "feed_to_text", "is_feed", "is_pdf", "pdf_to_text", "pretty_json"]
@@ -161,9 +162,14 @@ def is_feed(body: bytes) -> bool:
     return _FEED_ROOT.match(head, position) is not None
 
 
-def feed_to_text(body: bytes) -> tuple[str | None, str] | None:
+def feed_to_text(body: bytes, secrets: Iterable[str] = ()) -> tuple[str | None, str] | None:
     """(feed title, entries as a numbered list) of an RSS or Atom feed, or ``None`` when
-    *body* is not one (feedparser parses it without fetching anything)."""
+    *body* is not one (feedparser parses it without fetching anything). Each of *secrets* is
+    replaced by ``***`` in an entry's decoded summary before it is cut (a key spelled with
+    entities in the body is whole only once decoded)."""
+    from ..api.redaction import redact
+
+    secrets = tuple(secrets)
     import feedparser
 
     parsed = feedparser.parse(body, sanitize_html=True, resolve_relative_uris=False)
@@ -182,7 +188,7 @@ def feed_to_text(body: bytes) -> tuple[str | None, str] | None:
         if summary:
             from .content import html_to_text
 
-            summary = " ".join(html_to_text(summary).split())
+            summary = redact(" ".join(html_to_text(summary).split()), secrets)
             lines.append(f"   {summary[:500]}{'…' if len(summary) > 500 else ''}")
         lines.append("")
     if len(parsed.entries) > MAX_FEED_ENTRIES:

@@ -89,6 +89,30 @@ def test_a_feed_summary_cut_at_500_characters_shows_no_piece_of_a_key(write_conf
     assert PIECE not in proc.stdout
 
 
+@pytest.mark.parametrize("spelled", ["decimal", "hex"])
+def test_a_key_spelled_with_entities_in_a_feed_summary_cut_at_500_shows_no_piece(
+    write_config, httpserver, spelled
+):
+    """The body is redacted as it arrives, but a key written with character references
+    (`&#115;k-...`) is whole only once the feed is decoded, and the summary was cut at 500
+    characters right after: 10 characters of it were left. The worker now redacts the decoded
+    summary before the cut."""
+    form = "&#{};" if spelled == "decimal" else "&#x{:x};"
+    encoded = "".join(form.format(ord(c)) for c in SECRET)
+    summary = "a" * 490 + encoded + " and more words after it"
+    feed = (
+        '<?xml version="1.0"?><rss version="2.0"><channel><title>Notes</title><item>'
+        f"<title>One</title><link>https://ex.test/1</link><description>{summary}</description>"
+        "</item></channel></rss>"
+    )
+    url = serve(httpserver, {"/feed": (200, "application/rss+xml", feed)}) + "/feed"
+    write_config(_direct_and_a_key())
+    proc = pi_web_with(None, "fetch", url)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "1. One" in proc.stdout
+    assert SECRET[:8] not in proc.stdout
+
+
 def test_the_max_bytes_cut_of_a_body_shows_no_piece_of_a_key(write_config, httpserver):
     """A body cut at maxBytes with the key across the cut left 10 characters of it."""
     body = "b" * (2000 - 10) + SECRET + "c" * 500
