@@ -169,8 +169,16 @@ class GuardedProxy:
         return f"http://127.0.0.1:{self.port}"
 
     def reason(self, url: str) -> str | None:
-        """Why a request to *url* got no answer (the guard's refusal first), or ``None``."""
-        return self.refusals.get(url) or self.failures.get(url)
+        """Why a request to *url* got no answer (the guard's refusal first), or ``None``. The
+        browser sends a URL's ``user@`` part as a header, not in the request line the proxy
+        keys its reasons by: *url* is looked up without it too."""
+        parts = urlsplit(url)
+        bare = parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
+        for key in dict.fromkeys((url, bare)):
+            reason = self.refusals.get(key) or self.failures.get(key)
+            if reason is not None:
+                return reason
+        return None
 
     def close(self) -> None:
         """Stop listening and end every connection (requests still being sent end by their own

@@ -136,6 +136,20 @@ def test_single_label_hosts_never_reach_the_environment_proxy(sites, write_confi
     assert not [url for url in asked if "intranet" in url or "wiki" in url], asked
 
 
+def test_a_redirect_to_a_url_with_user_info_is_refused_by_the_guard_by_name(sites, write_config):
+    """`http://good@intranet/`: Chromium sends the user part apart from the request line, so the
+    guard's refusal (keyed by that line) was not found and the URL said only
+    `ERR_EMPTY_RESPONSE`. It now says what was refused and which option allows it."""
+    proxy = sites({"http://shell.example/go": redirect("http://good@intranet/secret")})
+    write_config(browser_config())
+    result = fetch_json("http://shell.example/go", env=proxy_env(proxy))
+    assert outcomes(result)["http://shell.example/go"] == (
+        "refused: intranet is a single-label name (an intranet host); "
+        'set "allowPrivateNetwork": true in the chrome provider\'s options to allow it'
+    ), result["content"]
+    assert proxy.asked() == ["http://shell.example/go"]
+
+
 # --- Lows: a blocked navigation, a redirect to file: ----------------------------------------
 
 
