@@ -75,18 +75,8 @@ def test_a_third_party_providers_exception_never_carries_the_key_out(
 def test_a_feed_summary_cut_at_500_characters_shows_no_piece_of_a_key(write_config, httpserver):
     """A feed entry's summary is cut at 500 characters; the key sat across the cut and 10 of
     its characters were left, which no later redaction could recognise."""
-    summary = "a" * 490 + SECRET + " and more words after it"
-    feed = (
-        '<?xml version="1.0"?><rss version="2.0"><channel><title>Notes</title><item>'
-        f"<title>One</title><link>https://ex.test/1</link><description>{summary}</description>"
-        "</item></channel></rss>"
-    )
-    url = serve(httpserver, {"/feed": (200, "application/rss+xml", feed)}) + "/feed"
-    write_config(_direct_and_a_key())
-    proc = pi_web_with(None, "fetch", url)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "1. One" in proc.stdout
-    assert PIECE not in proc.stdout
+    out = _read_a_feed_whose_summary_is(write_config, httpserver, "a" * 490 + SECRET)
+    assert PIECE not in out
 
 
 @pytest.mark.parametrize("spelled", ["decimal", "hex"])
@@ -99,18 +89,8 @@ def test_a_key_spelled_with_entities_in_a_feed_summary_cut_at_500_shows_no_piece
     summary before the cut."""
     form = "&#{};" if spelled == "decimal" else "&#x{:x};"
     encoded = "".join(form.format(ord(c)) for c in SECRET)
-    summary = "a" * 490 + encoded + " and more words after it"
-    feed = (
-        '<?xml version="1.0"?><rss version="2.0"><channel><title>Notes</title><item>'
-        f"<title>One</title><link>https://ex.test/1</link><description>{summary}</description>"
-        "</item></channel></rss>"
-    )
-    url = serve(httpserver, {"/feed": (200, "application/rss+xml", feed)}) + "/feed"
-    write_config(_direct_and_a_key())
-    proc = pi_web_with(None, "fetch", url)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "1. One" in proc.stdout
-    assert SECRET[:8] not in proc.stdout
+    out = _read_a_feed_whose_summary_is(write_config, httpserver, "a" * 490 + encoded)
+    assert SECRET[:8] not in out
 
 
 def test_the_max_bytes_cut_of_a_body_shows_no_piece_of_a_key(write_config, httpserver):
@@ -195,3 +175,19 @@ def test_a_key_in_any_spelling_or_log_line_of_a_provider_never_leaves(leaky, wri
         assert spelling not in proc.stdout + proc.stderr
     assert "asking with key ***" in proc.stderr
     assert "deprecated key ***" in proc.stderr
+
+
+def _read_a_feed_whose_summary_is(write_config, httpserver, start: str) -> str:
+    """`pi-web fetch` of an RSS feed whose one entry's summary begins with *start*: its output."""
+    summary = start + " and more words after it"
+    feed = (
+        '<?xml version="1.0"?><rss version="2.0"><channel><title>Notes</title><item>'
+        f"<title>One</title><link>https://ex.test/1</link><description>{summary}</description>"
+        "</item></channel></rss>"
+    )
+    url = serve(httpserver, {"/feed": (200, "application/rss+xml", feed)}) + "/feed"
+    write_config(_direct_and_a_key())
+    proc = pi_web_with(None, "fetch", url)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "1. One" in proc.stdout
+    return proc.stdout
