@@ -21,9 +21,7 @@ from urllib.parse import quote, quote_plus
 from pi_hostspec.sanitize import map_strings, url_password, without_password
 
 __all__ = [
-    "LOGGING_LIBRARIES",
     "MIN_SECRET_LENGTH",
-    "install_log_filter",
     "known_secrets",
     "redact",
     "redact_bytes",
@@ -123,38 +121,6 @@ def redact_value(value: Any, extra: Iterable[str | None] = ()) -> Any:
     return map_strings(lambda text: redact(text, secrets), value, keys=True)
 
 
-class _RedactingFilter(logging.Filter):
-    """Replaces known API keys in log records (urllib3 logs every request line, query string
-    included, at DEBUG level)."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        try:
-            secrets = known_secrets()
-            if secrets:
-                message = record.getMessage()
-                if any(secret in message for secret in secrets):
-                    record.msg, record.args = redact(message, secrets), ()
-        except Exception:  # noqa: BLE001 - a log filter must never break the call that logs
-            pass
-        return True
-
-
-_LOG_FILTER = _RedactingFilter()
-
-
-#: Libraries that log URLs (query strings included) on the way to a page.
-LOGGING_LIBRARIES = ("urllib3", "requests", "trafilatura", "htmldate", "courlan", "justext")
-
-
-def install_log_filter() -> None:
-    """Attach the redacting filter to every logger of :data:`LOGGING_LIBRARIES` created so far
-    (a logger's filters do not apply to its children's records, so each one gets it). Cheap to
-    call again after importing one of them."""
-    for name in ["urllib3.connectionpool", *list(logging.root.manager.loggerDict)]:
-        if name.split(".")[0] in LOGGING_LIBRARIES:
-            logging.getLogger(name).addFilter(_LOG_FILTER)
-
-
 def _redacted_record(record: logging.LogRecord) -> logging.LogRecord:
     """*record* with every known key gone from its message, exception and stack text."""
     try:
@@ -198,5 +164,4 @@ def _install_process_guards() -> None:
         warnings.formatwarning = redacting_formatwarning
 
 
-install_log_filter()
 _install_process_guards()

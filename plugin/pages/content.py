@@ -102,12 +102,11 @@ def extract_html(
     """(title, text, notes, links) for an HTML page: its main content as Markdown (headings,
     lists, code, tables; no inline link markup) with the page's links apart, or the whole
     page's text with a note when extraction finds nearly nothing."""
-    import trafilatura  # noqa: F401 - its loggers must exist before the filter is attached
-
-    from ..api.redaction import install_log_filter
+    # trafilatura logs the page URL, which may carry a key: redaction's process guards
+    # (installed on its import) redact every log record as it is made
+    from ..api import redaction  # noqa: F401
     from . import extraction
 
-    install_log_filter()  # trafilatura logs the page URL, which may carry a key
     found = extraction.extract(page, url)
     title = found.title or page_title(page)
     text = found.text.strip()
