@@ -772,7 +772,7 @@ class BrowserProvider:
                     return {"error": await self._failure(later, browser, protocol, proxy, watch)}
                 response = watch.document
             if page.url.startswith("chrome-error:"):  # the navigation failed
-                return {"error": self._navigation_failure(proxy, watch, None)}
+                return {"error": await self._navigation_failure(proxy, watch, None)}
             if response is None:
                 return {"error": "the browser loaded nothing"}
             hops, earlier = 0, response.request.redirected_from
@@ -798,7 +798,7 @@ class BrowserProvider:
             else:
                 found["body"] = await response.body()
             if page.url.startswith("chrome-error:"):  # a later navigation failed
-                return {"error": self._navigation_failure(proxy, watch, None)}
+                return {"error": await self._navigation_failure(proxy, watch, None)}
             found["final_url"] = page.url
             return found
         except Exception as exc:  # noqa: BLE001 - the renderer crashed, or the page went away
@@ -830,20 +830,29 @@ class BrowserProvider:
             return "the page's renderer crashed"
         if "Timeout" in type(exc).__name__:
             return f"timed out after {self.timeout:g} s while rendering"
-        return self._navigation_failure(proxy, watch, exc)
+        return await self._navigation_failure(proxy, watch, exc)
 
-    def _navigation_failure(self, proxy: Any, watch: Any, exc: BaseException | None) -> str:
+    async def _navigation_failure(self, proxy: Any, watch: Any, exc: BaseException | None) -> str:
         """The failed navigation's reason: the guard's refusal or the request's failure as the
         proxy saw it, else the browser's error."""
-        if watch.failed_navigation is not None:
-            url, failure = watch.failed_navigation
-            reason = proxy.reason(url)
+        for _ in range(NAVIGATION_REPORT_WAITS):  # the failure's own report may come later
+            if any(failure != ABORTED for _url, failure in watch.failed_navigations):
+                break
+            await asyncio.sleep(0.05)
+        failed = watch.failed_navigations
+        # The navigation that ended the page may fail before the one it replaced reports its
+        # abort, so a refusal of any of them is the reason, then the latest real failure.
+        reasons = [(url, failure, proxy.reason(url)) for url, failure in reversed(failed)]
+        for _url, _failure, reason in reasons:
+            if reason is not None and reason.startswith("refused:"):
+                return reason
+        for _url, failure, reason in reasons:
             if reason is not None:
-                if reason.startswith("refused:"):
-                    return reason
                 return f"the page could not be loaded ({reason})"
-            if exc is None:
-                return f"the page could not be loaded ({failure or 'a navigation failed'})"
+        if failed and exc is None:
+            real = [failure for _url, failure, _ in reasons if failure and failure != ABORTED]
+            failure = (real or [reasons[0][1]])[0]
+            return f"the page could not be loaded ({failure or 'a navigation failed'})"
         if exc is None:
             return "the page could not be loaded"
         return _navigation_error(exc, self.timeout)
@@ -913,17 +922,23 @@ class BrowserProvider:
         )
 
 
+#: A navigation that another one replaced fails with this error.
+ABORTED = "net::ERR_ABORTED"
+#: How many 50 ms waits a failed page's navigation failure may take to be reported.
+NAVIGATION_REPORT_WAITS = 6
+
+
 class _PageWatch:
     """What a page did: the requests it has open (and when that last changed), whether its
-    renderer crashed, its main frame's last document response and last failed navigation
-    (URL, error)."""
+    renderer crashed, its main frame's last document response and its failed navigations
+    (URL, error), in the order they were reported."""
 
     def __init__(self, page: Any) -> None:
         self.page = page
         self.open = 0
         self.changed = time.monotonic()
         self.crashed = False
-        self.failed_navigation: tuple[str, str | None] | None = None
+        self.failed_navigations: list[tuple[str, str | None]] = []
         self.document: Any = None
         page.on("request", self._started)
         page.on("response", self._response)
@@ -958,7 +973,7 @@ class _PageWatch:
         self._ended(request)
         try:
             if request.is_navigation_request() and request.frame == self.page.main_frame:
-                self.failed_navigation = (request.url, request.failure)
+                self.failed_navigations.append((request.url, request.failure))
         except Exception:  # noqa: BLE001 - a request of a frame that is gone
             pass
 
