@@ -80,7 +80,14 @@ def _environment(prefix: str) -> str:
 
 
 #: A module of each extra: the extra is installed when it can be found.
-_EXTRA_MODULES = {"mcp": "mcp", "browser": "playwright", "llm": "llm", "keyless": "ddgs"}
+_EXTRA_MODULES = {
+    "mcp": "mcp",
+    "browser": "playwright",
+    "llm": "llm",
+    "keyless": "ddgs",
+    "team": "redis",
+    "socks": "socks",
+}
 
 
 def _installed_extras() -> list[str]:

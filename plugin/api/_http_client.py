@@ -83,6 +83,12 @@ def _clean_json(value: Any, secrets: Iterable[str | None] = ()) -> Any:
     return redact_value(map_strings(valid_unicode, value, keys=True), secrets)
 
 
+#: The failures requests raises for a setting it cannot use, the request's or the proxy's.
+_SETTING_ERRORS = (
+    requests.exceptions.InvalidURL,
+    requests.exceptions.MissingSchema,
+    requests.exceptions.InvalidSchema,
+)
 #: Failures of requests by type, most specific first, and what to tell the user.
 _NETWORK_ERRORS = (
     (requests.exceptions.ConnectTimeout, "connection timed out"),
@@ -96,7 +102,7 @@ _NETWORK_ERRORS = (
         "a request header is invalid (check the API key for stray characters)",
     ),
     (
-        (requests.exceptions.InvalidURL, requests.exceptions.MissingSchema),
+        _SETTING_ERRORS,
         "the request URL is invalid (check baseUrl)",
     ),
 )
@@ -104,6 +110,9 @@ _NETWORK_ERRORS = (
 
 def network_error_message(exc: BaseException) -> str:
     """A one-line description of a requests / socket failure."""
+    proxy_problem = _proxy_setting_problem(exc)
+    if proxy_problem is not None:
+        return proxy_problem
     if _response_header_error(exc):
         return "the server's response headers are invalid"
     for kinds, message in _NETWORK_ERRORS:
@@ -126,6 +135,69 @@ def network_error_message(exc: BaseException) -> str:
     if isinstance(exc, requests.exceptions.ConnectionError):
         return "could not connect"
     return type(exc).__name__
+
+
+#: Proxy URL schemes requests can use (the socks ones with PySocks installed).
+_PROXY_SCHEMES = ("http", "https", "socks4", "socks4a", "socks5", "socks5h")
+
+
+def _proxy_setting_problem(exc: BaseException) -> str | None:
+    """What is wrong with the environment's proxy variable that made *exc* (a request that
+    could not be sent), naming the variable, never its value (it may hold a password); or
+    ``None`` when the proxy settings that apply are usable."""
+    if not isinstance(exc, _SETTING_ERRORS):
+        return None
+    request = getattr(exc, "request", None)
+    for name, value in _proxy_variables(getattr(request, "url", None)):
+        problem = _proxy_value_problem(value)
+        if problem is not None:
+            return f"the proxy set in {name} {problem}"
+    return None
+
+
+def _proxy_variables(url: str | None) -> list[tuple[str, str]]:
+    """The environment's proxy variables that apply to *url* (every one when it is not known),
+    as ``(name, value)``, the lower-case name first as requests reads them."""
+    import os
+
+    if url:
+        keys = [urlsplit(url).scheme.lower(), "all"]
+    else:
+        keys = sorted(
+            {name.lower()[: -len("_proxy")] for name in os.environ if name.lower().endswith("_proxy")}
+            - {"no"}
+        )
+    found = []
+    for key in keys:
+        for name in (f"{key}_proxy", f"{key.upper()}_PROXY"):
+            value = os.environ.get(name, "").strip()
+            if value:
+                found.append((name, value))
+                break
+    return found
+
+
+def _proxy_value_problem(value: str) -> str | None:
+    """Why requests cannot use *value* as a proxy URL, or ``None``."""
+    import importlib.util
+
+    try:
+        parts = urllib3.util.parse_url(value if "://" in value else f"http://{value}")
+    except urllib3.exceptions.LocationParseError:
+        parts = None
+    if parts is None or not parts.host:
+        return "is not a valid proxy URL (correct it, or unset the variable)"
+    scheme = (parts.scheme or "http").lower()
+    if scheme not in _PROXY_SCHEMES:
+        return (
+            f"uses the scheme {scheme}:, which a proxy cannot have (use http://, https:// or "
+            "socks5://)"
+        )
+    if scheme.startswith("socks") and importlib.util.find_spec("socks") is None:
+        from pi_hostspec.install import install_command
+
+        return f"is a SOCKS proxy, which needs PySocks: {install_command('socks')}"
+    return None
 
 
 def read_body(
@@ -270,6 +342,7 @@ _NOT_RETRYABLE = (
     requests.exceptions.InvalidHeader,
     requests.exceptions.InvalidURL,
     requests.exceptions.MissingSchema,
+    requests.exceptions.InvalidSchema,
 )
 
 
