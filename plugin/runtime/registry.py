@@ -22,7 +22,7 @@ from pi_hostspec.loading import LoadTimeout, load_within
 from pi_hostspec.types import ToolContext
 
 from ..api import hookspecs, redaction
-from ..api.errors import ConfigError, ErrorKind, ProviderError
+from ..api.errors import ConfigError, ErrorKind, ProviderError, WebToolsError
 from ..api.options import Kind
 from ..api.readers import Reader
 from ..api.types import (
@@ -422,8 +422,16 @@ class Selection:
                 )
             return method(request, ctx)
 
+        failure: Exception | None = None
         try:
-            answered = self._within_deadline(capability, work, ctx)
+            try:
+                answered = self._within_deadline(capability, work, ctx)
+            except Exception as exc:
+                failure = _as_provider_error(self.entry.name, exc)
+                if failure is exc:
+                    raise
+            if failure is not None:  # raised here, outside the handler: no chain to its words
+                raise failure
             answer = check_response(self.entry.name, capability, answered)
         except ProviderError as exc:  # a failure, or a contract breach (ProviderContractError)
             exc.message = redaction.redact_secrets(exc.message)
@@ -495,6 +503,26 @@ class Selection:
         if "error" in box:
             raise box["error"]
         return box["value"]
+
+
+def _as_provider_error(name: str, exc: Exception) -> Exception:
+    """*exc* as a provider's failure: a bug of the provider's (``RuntimeError: boom``, raised
+    by a third-party provider or our own) becomes a :class:`ProviderError` naming the provider,
+    so every tool says it the same way and the rest of the call goes on (other URLs, the fetch
+    ladder's next rung); the plugin's own errors (a config problem, a provider's failure) are
+    *exc* itself."""
+    from pi_hostspec.types import ToolError
+
+    if isinstance(exc, (WebToolsError, ToolError)):
+        return exc
+    from ..api.types import one_line
+
+    try:
+        words = one_line(str(exc), 300)
+    except Exception:  # noqa: BLE001 - a __str__ that raises says nothing
+        words = ""
+    said = f"{name} failed unexpectedly: {type(exc).__name__}"
+    return ProviderError(f"{said}: {words}" if words else said, provider=name)
 
 
 #: How many calls to one provider may still run past their deadline (a provider that ignores

@@ -253,6 +253,39 @@ def test_an_on_request_provider_named_in_fetch_ladder_is_a_rung(kagi, tools, wri
     assert "fetched through kagi (kagi)" in outcome.text
 
 
+class _Crashing:
+    """A fetcher with a bug: every call raises."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def fetch(self, request, ctx):
+        raise RuntimeError("list index out of range")
+
+
+def test_a_rung_that_raises_is_one_failed_rung_and_the_ladder_goes_on(kagi, tools, write_config):
+    """A fetcher's bug on a rung (a third-party provider's RuntimeError) used to end the whole
+    call as "web_fetch failed unexpectedly"; it is that rung's failure, named on the page, and
+    the next rung reads the URL."""
+    from pi_web_tools import Fetch, ProviderType, testing
+
+    crashing = ProviderType(
+        name="crashing", factory=lambda config: _Crashing(config.name), fetch=Fetch()
+    )
+    config = kagi_ladder(kagi, fetchLadder=["crashing", "kagi"])
+    config["providers"].insert(1, {"name": "crashing", "type": "crashing"})
+    with testing.provider_types(_wall_type(), crashing):
+        write_config(config)
+        outcome = tools.call("web_fetch", {"urls": ["https://docs.example/guide"]})
+    assert not outcome.result.is_error, outcome.text
+    assert sent_urls(kagi) == ["https://docs.example/guide"]
+    assert "fetched through kagi (kagi)" in outcome.text
+    assert (
+        "crashing (crashing): crashing failed unexpectedly: RuntimeError: list index out of range"
+        in outcome.text
+    )
+
+
 # --------------------------------------------------------------------------- the setting
 
 

@@ -63,13 +63,17 @@ def test_a_third_party_providers_exception_never_carries_the_key_out(
     boom, write_config, tool, args
 ):
     """web_fetch used to answer 'failed unexpectedly: RuntimeError: boom <key>': the
-    exception's words left the call unredacted. Now the text says *** where the key was."""
+    exception's words left the call unredacted. Now the text says *** where the key was, and
+    every tool says a provider's exception the same way, naming the provider (web_search said
+    only its words, web_fetch and summarize that the tool itself failed unexpectedly)."""
     write_config({"providers": [{"name": "boom", "type": "boom", "apiKey": SECRET}]})
     proc = pi_web_with(boom, "call", tool, json.dumps(args), "--json")
     out = json.loads(proc.stdout)
     assert out["isError"] is True
     assert PIECE not in proc.stdout + proc.stderr
-    assert "boom ***" in out["content"][0]["text"]
+    assert f"{tool} failed: boom failed unexpectedly: RuntimeError: boom ***" in (
+        out["content"][0]["text"]
+    )
 
 
 def test_a_feed_summary_cut_at_500_characters_shows_no_piece_of_a_key(write_config, httpserver):

@@ -48,7 +48,7 @@ def test_past_the_deadline_the_page_falls_back_to_its_whole_text(fresh_pool):
     """A page still extracting at the deadline gets its whole text and a note; the worker dies."""
     start = time.monotonic()
     found = workers.extract_html(HOSTILE, deadline=start + 1.5)
-    assert time.monotonic() - start < 2.0
+    assert time.monotonic() - start < 3.0  # the deadline, the fallback, a loaded machine's slack
     title, text, notes, _links = found
     assert "main-content extraction stopped after" in notes[0]
     assert text.startswith("x\nx")

@@ -270,7 +270,8 @@ def test_a_provider_returning_the_wrong_type_is_a_clean_error_naming_it(host, wr
 
 def test_a_contract_breach_is_its_own_type_not_a_message_that_says_returned():
     """check_response raises ProviderContractError (a ProviderError and a TypeError); a
-    provider's own TypeError that happens to say "returned" stays a plugin crash."""
+    provider's own TypeError that happens to say "returned" is no contract breach: it is the
+    provider's failure, said as its bug (type and words), like any exception a provider raises."""
     from pi_web_tools.api.errors import ProviderContractError, ProviderError
     from pi_web_tools.api.types import check_response
 
@@ -295,9 +296,11 @@ def test_a_contract_breach_is_its_own_type_not_a_message_that_says_returned():
             type=provider_types()["buggy"],
             config=registry.Config(path=None, source="none"),
         )
-        with pytest.raises(TypeError) as raised:
+        with pytest.raises(ProviderError) as raised:
             selection.call("search", SearchRequest(query="q"), None)
-    assert not isinstance(raised.value, ProviderError)
+    assert not isinstance(raised.value, ProviderContractError)
+    assert str(raised.value) == "b failed unexpectedly: TypeError: len() returned a negative value"
+    assert raised.value.provider == "b" and raised.value.kind is None
 
 
 def test_new_builtin_types_declare_what_they_offer():
