@@ -240,7 +240,8 @@ def section(head: str, text: str, tail: str | None, has_text: bool) -> str:
     """One page's section from its head, the window of text shown and the continuation line."""
     result = head
     if has_text:  # right under a "Text:" label, else after a blank line
-        # The window is shown exactly as it is (offsets count every character of it).
+        # The window is shown as it is (offsets count every character of it), but for the
+        # fences that open and close a code block it starts or ends inside.
         result += ("\n" if head.endswith("Text:") else "\n\n") + (text or "(no text content)")
     if tail:
         result += "\n\n" + tail

@@ -288,8 +288,10 @@ def _render(
     heads = [section_head(i, total, page) for i, page in enumerate(pages, 1)]
     if reading is None:
         has_text, bodies, tails, shown_as = _windows(pages, offset, window, next_args)
+        framed = [_framing(page, offset) for page in pages]
     else:
         has_text, bodies, tails, shown_as = _readings(pages, reading, offset, window, next_args)
+        framed = [_as_it_is for _ in pages]  # passages close their own cut code blocks
 
     def build(shown_texts: list[str]) -> tuple[str, list]:
         parts, shown = [], []
@@ -298,7 +300,8 @@ def _render(
                 parts.append(section(head, "", None, False))
                 shown.append(None)
                 continue
-            parts.append(section(head, text, tails[index](text), has_text[index]))
+            shown_text = framed[index](text) if has_text[index] and text else text
+            parts.append(section(head, shown_text, tails[index](text), has_text[index]))
             shown.append(shown_as[index](text))
         return lead + join_sections(parts), shown
 
@@ -328,6 +331,29 @@ def _render(
         if len(part) < len(whole)
     ]
     return text, shown, [full, *cut]
+
+
+def _as_it_is(text: str) -> str:
+    return text
+
+
+def _framing(page: Any, offset: int):
+    """How a window of *page*'s text from *offset* is shown: as it is, with the fence of a code
+    block it starts inside opened before it and the fence of one it ends inside closed after
+    it, so no window leaves what follows it (its continuation line, the next page) read as code.
+    The fences are shown only: offsets count the page's own characters."""
+    from .passages import open_fence
+
+    text = page.text or ""
+    opened = open_fence(text[:offset]) if offset else None
+
+    def frame(shown: str) -> str:
+        closing = open_fence(text[: offset + len(shown)])
+        before = f"{opened}\n" if opened else ""
+        after = f"\n{closing}" if closing else ""
+        return f"{before}{shown}{after}"
+
+    return frame
 
 
 def _windows(pages: list[Any], offset: int, window: int, next_args: dict) -> tuple:
