@@ -797,7 +797,13 @@ class BrowserProvider:
                     )
             else:
                 found["body"] = await response.body()
-            if page.url.startswith("chrome-error:"):  # a later navigation failed
+            # A later navigation failed: the error page is in, or the guard refused the page's
+            # next document and its error page is still on its way.
+            refused = any(
+                (proxy.reason(url) or "").startswith("refused:")
+                for url, _failure in watch.failed_navigations
+            )
+            if refused or page.url.startswith("chrome-error:"):
                 return {"error": await self._navigation_failure(proxy, watch, None)}
             found["final_url"] = page.url
             return found
