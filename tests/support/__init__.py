@@ -33,6 +33,12 @@ TIMEOUT = 1.0
 MARGIN = 1.0
 
 
+#: A config with only the direct fetcher, allowed onto loopback (where the test pages live).
+LOOPBACK_DIRECT = {
+    "providers": [{"name": "direct", "type": "direct", "options": {"allowPrivateNetwork": True}}]
+}
+
+
 def kagi_config(base_url: str, **options) -> dict:
     """A one-provider Kagi config pointing at *base_url*."""
     return {

@@ -8,7 +8,7 @@ import pytest
 import responses
 from responses import matchers
 
-from tests.support import SECRET
+from tests.support import LOOPBACK_DIRECT, SECRET
 
 EXA = "https://api.exa.ai"
 
@@ -23,13 +23,7 @@ def exa(write_config):
 @pytest.fixture
 def pages(httpserver, write_config):
     """Loopback pages served to the direct fetcher (allowPrivateNetwork on)."""
-    write_config(
-        {
-            "providers": [
-                {"name": "direct", "type": "direct", "options": {"allowPrivateNetwork": True}}
-            ]
-        }
-    )
+    write_config(LOOPBACK_DIRECT)
     article = (
         "<html><head><title>Async Rust</title></head><body><article><h1>Async Rust</h1>"
         + (

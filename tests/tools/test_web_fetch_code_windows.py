@@ -9,6 +9,8 @@ import re
 
 import pytest
 
+from tests.support import LOOPBACK_DIRECT
+
 CODE = "".join(f"    step_{n}()  # one line of the example\n" for n in range(40))
 MARKDOWN = f"# Setup\n\nRun the example:\n\n```python\n{CODE}```\n\nThen read the output.\n"
 NEXT = re.compile(r"Next: web_fetch (\{.*\})\]$", re.M)
@@ -17,13 +19,7 @@ NEXT = re.compile(r"Next: web_fetch (\{.*\})\]$", re.M)
 @pytest.fixture
 def doc(httpserver, write_config):
     """A Markdown page on loopback with one long code block."""
-    write_config(
-        {
-            "providers": [
-                {"name": "direct", "type": "direct", "options": {"allowPrivateNetwork": True}}
-            ]
-        }
-    )
+    write_config(LOOPBACK_DIRECT)
     httpserver.expect_request("/doc.md").respond_with_data(
         MARKDOWN, content_type="text/markdown"
     )

@@ -11,6 +11,8 @@ import re
 import pytest
 from pi_web_tools import testing
 
+from tests.support import LOOPBACK_DIRECT
+
 FIRST = "".join(f"Line {n} of the first copy.\n" for n in range(600))
 SECOND = "A banner was added.\n" + FIRST  # the same page, shifted by 20 characters
 NEXT = re.compile(r"Next: web_fetch (\{.*\})\]$", re.M)
@@ -19,13 +21,7 @@ NEXT = re.compile(r"Next: web_fetch (\{.*\})\]$", re.M)
 @pytest.fixture
 def page(httpserver, write_config):
     """A long plain-text page on loopback; set ``page.text`` to change what it serves."""
-    write_config(
-        {
-            "providers": [
-                {"name": "direct", "type": "direct", "options": {"allowPrivateNetwork": True}}
-            ]
-        }
-    )
+    write_config(LOOPBACK_DIRECT)
 
     class Page:
         text = FIRST
