@@ -52,6 +52,8 @@ def _run(
     def work() -> None:
         try:
             result_box["result"] = host.call(name, args, ctx)
+        except BaseException as exc:  # noqa: BLE001 - a KeyboardInterrupt: raised in main's thread
+            result_box["error"] = exc
         finally:
             done.set()
 
@@ -65,6 +67,8 @@ def _run(
         _cancelled(ctx, done)
     if line is not None:
         line.clear()
+    if "error" in result_box:
+        raise result_box["error"]
     result = result_box["result"]
     if as_json:
         _print(json.dumps(result.to_json(), ensure_ascii=False, default=str), out)

@@ -148,6 +148,10 @@ def _proxy_setting_problem(exc: BaseException) -> str | None:
     if not isinstance(exc, _SETTING_ERRORS):
         return None
     request = getattr(exc, "request", None)
+    if request is None and not isinstance(
+        exc, (requests.exceptions.InvalidProxyURL, requests.exceptions.InvalidSchema)
+    ):
+        return None  # raised while the request was prepared: its own URL, before any proxy
     for name, value in _proxy_variables(getattr(request, "url", None)):
         problem = _proxy_value_problem(value)
         if problem is not None:
@@ -156,24 +160,32 @@ def _proxy_setting_problem(exc: BaseException) -> str | None:
 
 
 def _proxy_variables(url: str | None) -> list[tuple[str, str]]:
-    """The environment's proxy variables that apply to *url* (every one when it is not known),
-    as ``(name, value)``, the lower-case name first as requests reads them."""
+    """The environment's proxy variable requests uses for *url* (none when ``NO_PROXY`` covers
+    its host; every one when *url* is not known), as ``(name, value)``: read as requests reads
+    them (urllib's rules: the lower-case name wins, an empty one unsets the upper-case one)."""
     import os
+    import urllib.request
 
     if url:
-        keys = [urlsplit(url).scheme.lower(), "all"]
+        try:
+            proxies = requests.utils.get_environ_proxies(url)
+        except (TypeError, ValueError):  # an unparseable URL: its own failure, not a proxy's
+            return []
+        parts = urlsplit(url)
+        scheme, host = parts.scheme.lower(), parts.hostname
+        keys = [f"{scheme}://{host}", scheme, f"all://{host}", "all"] if host else [scheme, "all"]
+        keys = [key for key in keys if proxies.get(key)][:1]  # the one requests selects
     else:
-        keys = sorted(
-            {name.lower()[: -len("_proxy")] for name in os.environ if name.lower().endswith("_proxy")}
-            - {"no"}
-        )
+        proxies = urllib.request.getproxies_environment()
+        keys = sorted(key for key in proxies if key != "no")
     found = []
     for key in keys:
-        for name in (f"{key}_proxy", f"{key.upper()}_PROXY"):
-            value = os.environ.get(name, "").strip()
-            if value:
-                found.append((name, value))
-                break
+        names = [f"{key}_proxy"] + [
+            name for name in sorted(os.environ) if name.lower() == f"{key}_proxy"
+        ]
+        name = next((name for name in names if os.environ.get(name) == proxies[key]), None)
+        if name is not None:  # else not from a variable (a system setting elsewhere)
+            found.append((name, proxies[key]))
     return found
 
 
@@ -181,11 +193,11 @@ def _proxy_value_problem(value: str) -> str | None:
     """Why requests cannot use *value* as a proxy URL, or ``None``."""
     import importlib.util
 
-    try:
+    try:  # as requests reads it (which fails with a TypeError on http://user:pass@)
         parts = urllib3.util.parse_url(value if "://" in value else f"http://{value}")
-    except urllib3.exceptions.LocationParseError:
+    except (urllib3.exceptions.LocationParseError, TypeError, ValueError):
         parts = None
-    if parts is None or not parts.host:
+    if parts is None or not parts.host or not parts.host.strip() or value != value.strip():
         return "is not a valid proxy URL (correct it, or unset the variable)"
     scheme = (parts.scheme or "http").lower()
     if scheme not in _PROXY_SCHEMES:
@@ -317,9 +329,23 @@ def send(
     """``session.request(method, url, **kwargs)`` that *cancel* or the *deadline* interrupts
     (see :func:`run_interruptible`; the deadline also bounds DNS lookups, which socket timeouts
     do not)."""
-    return run_interruptible(
-        lambda: session.request(method, url, **kwargs), cancel=cancel, deadline=deadline
-    )
+    try:
+        return run_interruptible(
+            lambda: session.request(method, url, **kwargs), cancel=cancel, deadline=deadline
+        )
+    except requests.exceptions.RequestException as exc:
+        proxy_failure = (requests.exceptions.InvalidProxyURL, requests.exceptions.InvalidSchema)
+        if exc.request is None and isinstance(exc, proxy_failure):  # which proxy: the URL's
+            exc.request = requests.Request(method, url)
+        raise
+    except TypeError:  # requests' own failure on a proxy with credentials and no host
+        if not session.trust_env or not any(
+            _proxy_value_problem(value) for _, value in _proxy_variables(url)
+        ):
+            raise
+        raise requests.exceptions.InvalidProxyURL(
+            "the proxy URL is malformed", request=requests.Request(method, url)
+        ) from None
 
 
 def _as_requests_error(exc: Exception) -> requests.exceptions.RequestException:

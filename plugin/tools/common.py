@@ -175,8 +175,10 @@ def redacting(
             exc.args = (exc.message,)
             exc.details = redact_value(exc.details)
             raise
-        except Exception as exc:  # noqa: BLE001 - a bug (ours or a plugin's): its words too
-            unexpected = _scrubbed(exc)
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - a bug (ours or a plugin's): its words too;
+            unexpected = _scrubbed(exc)  # SystemExit too: the host shows every one's words
         else:
             return clean(result) if isinstance(result, ToolResult) else result
         raise unexpected  # outside the handler: no chain back to the words with the key
@@ -184,7 +186,7 @@ def redacting(
     return run
 
 
-def _scrubbed(exc: Exception) -> Exception:
+def _scrubbed(exc: BaseException) -> BaseException:
     """An exception that says what *exc* says, with every known key redacted: the same object
     when its words hold none, else a bare exception of the same class name (the host shows
     ``<tool> failed unexpectedly: <class name>: <first line>``) that carries no chain."""

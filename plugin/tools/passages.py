@@ -26,6 +26,7 @@ __all__ = [
     "answer",
     "find",
     "open_fence",
+    "open_fence_line",
     "split",
 ]
 
@@ -99,15 +100,23 @@ def _code_spans(text: str) -> dict[int, int]:
 def open_fence(text: str) -> str | None:
     """The fence (```` ``` ````, ``~~~``) of a code block that *text* opens and never closes (a
     text cut short inside the block), or ``None``."""
+    line = open_fence_line(text)
+    return line.lstrip(" \t>") if line is not None else None
+
+
+def open_fence_line(text: str) -> str | None:
+    """:func:`open_fence` as a line that opens or closes that block where it is: after the
+    block quote markers it is inside (``> ```` ``), which a bare fence would end instead."""
     opened = None
     for found in _FENCE_LINE.finditer(text):
         fence, rest = found.group(1), found.group(2)
         if opened is None:
             if fence not in rest:  # a fence line that closes itself is inline code
-                opened = fence
-        elif fence[0] == opened[0] and len(fence) >= len(opened) and not rest.strip():
+                quotes = found.group(0)[: found.start(1) - found.start()].strip(" \t")
+                opened = (fence, f"{quotes} " if quotes and not quotes.endswith(" ") else quotes)
+        elif fence[0] == opened[0][0] and len(fence) >= len(opened[0]) and not rest.strip():
             opened = None
-    return opened
+    return f"{opened[1]}{opened[0]}" if opened is not None else None
 
 
 def _is_heading(line: str) -> bool:

@@ -342,13 +342,13 @@ def _framing(page: Any, offset: int):
     block it starts inside opened before it and the fence of one it ends inside closed after
     it, so no window leaves what follows it (its continuation line, the next page) read as code.
     The fences are shown only: offsets count the page's own characters."""
-    from .passages import open_fence
+    from .passages import open_fence_line
 
     text = page.text or ""
-    opened = open_fence(text[:offset]) if offset else None
+    opened = open_fence_line(text[:offset]) if offset else None
 
     def frame(shown: str) -> str:
-        closing = open_fence(text[: offset + len(shown)])
+        closing = open_fence_line(text[: offset + len(shown)])
         before = f"{opened}\n" if opened else ""
         after = f"\n{closing}" if closing else ""
         return f"{before}{shown}{after}"

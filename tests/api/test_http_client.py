@@ -686,3 +686,40 @@ def test_a_socks_proxy_without_pysocks_names_the_install_command(monkeypatch):
 def test_an_invalid_request_url_with_usable_proxies_still_names_the_base_url(monkeypatch):
     said = _failure_through(monkeypatch, "HTTPS_PROXY", "http://127.0.0.1:3128", url="http://[x/")
     assert said == "the request URL is invalid (check baseUrl)"
+
+
+def test_a_proxy_with_credentials_and_no_host_is_named_not_a_type_error(monkeypatch):
+    """requests fails on ``http://user:pass@`` with a TypeError; it said `unexpected error`."""
+    from pi_web_tools.api._http_client import network_error_message, new_session, send
+
+    for name in ("http_proxy", "https_proxy", "all_proxy", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.upper(), raising=False)
+    monkeypatch.setenv("HTTP_PROXY", "http://user:pa55word@")
+    with pytest.raises(requests.RequestException) as caught:
+        send(new_session(), "GET", "http://127.0.0.1:9/x", deadline=time.monotonic() + 5)
+    said = network_error_message(caught.value)
+    assert said == (
+        "the proxy set in HTTP_PROXY is not a valid proxy URL (correct it, or unset the variable)"
+    )
+    assert "pa55word" not in said
+
+
+def test_a_broken_proxy_of_another_scheme_leaves_an_invalid_request_url_named(monkeypatch):
+    """An https URL that cannot be prepared (port 99999) is never sent through HTTP_PROXY."""
+    said = _failure_through(monkeypatch, "HTTP_PROXY", "http://[x", url="https://127.0.0.1:99999/")
+    assert said == "the request URL is invalid (check baseUrl)"
+
+
+@pytest.mark.parametrize("value", ["   ", " http://127.0.0.1:3128"])
+def test_a_proxy_variable_with_stray_spaces_is_named(monkeypatch, value):
+    said = _failure_through(monkeypatch, "http_proxy", value)
+    assert said == (
+        "the proxy set in http_proxy is not a valid proxy URL (correct it, or unset the variable)"
+    )
+
+
+def test_the_proxy_named_is_the_one_requests_uses_the_lower_case_one(monkeypatch):
+    monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:3128")
+    said = _failure_through(monkeypatch, "http_proxy", "http://[x")
+    assert said.startswith("the proxy set in http_proxy is not a valid proxy URL")

@@ -195,3 +195,50 @@ def _read_a_feed_whose_summary_is(write_config, httpserver, start: str) -> str:
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "1. One" in proc.stdout
     return proc.stdout
+
+
+@pytest.fixture
+def base_boom(tmp_path):
+    """An installed provider type `baseboom` whose search raises the BaseException its name
+    says in ``BOOM_KIND`` (a SystemExit, or a subclass of BaseException), quoting its key."""
+    root = tmp_path / "site"
+    root.mkdir()
+    plugin_module(
+        root,
+        "base_boom_provider",
+        """
+        import os
+        from pi_web_tools import ApiKey, ProviderType, Search, hookimpl
+
+        class Abort(BaseException):
+            pass
+
+        class BaseBoom:
+            def __init__(self, config):
+                self.key = config.api_key
+
+            def search(self, request, ctx):
+                kind = SystemExit if os.environ["BOOM_KIND"] == "SystemExit" else Abort
+                raise kind(f"stopped {self.key}")
+
+        @hookimpl
+        def register_provider_types(register):
+            register(ProviderType(name="baseboom", factory=BaseBoom, search=Search(), key=ApiKey()))
+        """,
+    )
+    declare(root, "base_boom-1.0", "pi_web_tools.providers", "baseboom", "base_boom_provider")
+    return root
+
+
+@pytest.mark.parametrize("kind", ["SystemExit", "Abort"])
+def test_a_providers_base_exception_never_carries_the_key_out(base_boom, write_config, kind):
+    """Only an Exception's words were redacted: a SystemExit or another BaseException went past
+    the redaction point, and the host said `web_search failed unexpectedly: Abort: stopped
+    <key>`."""
+    write_config({"providers": [{"name": "b", "type": "baseboom", "apiKey": SECRET}]})
+    args = json.dumps({"queries": ["q"]})
+    proc = pi_web_with(base_boom, "call", "web_search", args, "--json", env={"BOOM_KIND": kind})
+    out = json.loads(proc.stdout)
+    assert out["isError"] is True
+    assert PIECE not in proc.stdout + proc.stderr
+    assert out["content"][0]["text"] == f"web_search failed unexpectedly: {kind}: stopped ***"

@@ -188,3 +188,20 @@ def test_mcp_state_with_a_password_is_refused_and_its_url_shown_without_it(url):
 
     assert "holds a password" in cli._state_problem(url)
     assert "hunter2" not in mcp_http.shown_url(url) and "***" in mcp_http.shown_url(url)
+
+
+def test_a_keyboard_interrupt_raised_inside_a_tool_exits_130_not_a_key_error(
+    monkeypatch, capsys
+):
+    """A KeyboardInterrupt a tool (a provider) raises ended the call's thread and `pi-web call`
+    crashed with `KeyError: 'result'`; it is an interrupt, as Ctrl-C is: exit status 130."""
+    from pi_hostspec.host import Host
+
+    def interrupted(self, name, args, ctx=None):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Host, "call", interrupted)
+    assert main(["call", "web_search", '{"queries":["x"]}', "--json"]) == 130
+    captured = capsys.readouterr()
+    assert "KeyError" not in captured.err
+    assert captured.out == ""

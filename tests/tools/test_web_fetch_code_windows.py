@@ -74,3 +74,19 @@ def test_a_window_outside_code_is_shown_as_it_is(host, doc):
     offset = MARKDOWN.index("Then read")
     shown, after = _window(host, doc, offset)
     assert after is None and shown == MARKDOWN[offset:]
+
+
+def test_a_window_inside_a_quoted_code_block_closes_and_reopens_it_inside_the_quote(
+    host, httpserver, write_config
+):
+    """The fences shown for a code block inside a block quote were bare (```` ```` ````): a bare
+    fence ends the quote, so it opened a new block that swallowed the continuation line."""
+    write_config(LOOPBACK_DIRECT)
+    quoted = "".join(f"> step_{n}()  # one line of the example\n" for n in range(40))
+    page = f"Intro.\n\n> ````python\n{quoted}> ````\n\nDone.\n"
+    httpserver.expect_request("/quoted.md").respond_with_data(page, content_type="text/markdown")
+    url = httpserver.url_for("/quoted.md")
+    first, call = _window(host, url)
+    assert first.endswith("\n> ````")
+    second, _ = _window(host, url, call["offset"])
+    assert second.startswith("> ````\n")
