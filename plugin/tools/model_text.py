@@ -351,10 +351,11 @@ def _searched(page: FetchedPage, start: int, end: int) -> str:
 def close_cut_code(part: str) -> tuple[str, str]:
     """*part*, a text cut short, as (what to keep, what to add after it): a code block it leaves
     open is kept to its last whole line and closed with its own fence, so the block is never a
-    dangling fragment and what follows it is not read as code; other text is kept whole."""
-    from .passages import open_fence
+    dangling fragment and what follows it is not read as code; other text is kept whole. In a
+    block quote, the fence is closed inside the quote (``> ````)."""
+    from .passages import open_fence_line
 
-    fence = open_fence(part)
+    fence = open_fence_line(part)
     if fence is None:
         return part, ""
     return part[: part.rfind("\n") + 1], fence

@@ -112,3 +112,18 @@ def test_notices_follow_their_querys_results():
         'Query: "q2"\nNo results found for "q2".\n\nNote: No backend answered.'
     )
     assert total == 1
+
+
+def test_a_passage_cut_inside_a_code_block_is_closed_with_its_fence():
+    from pi_web_tools.tools.model_text import close_cut_code
+
+    kept, closing = close_cut_code("Run:\n\n```sh\nmake\nmake inst")
+    assert (kept, closing) == ("Run:\n\n```sh\nmake\n", "```")
+
+
+def test_a_passage_cut_inside_a_quoted_code_block_is_closed_inside_the_quote():
+    """A bare fence would end the quote and open a new block over what follows."""
+    from pi_web_tools.tools.model_text import close_cut_code
+
+    kept, closing = close_cut_code("> Run:\n>\n> ````sh\n> make\n> make inst")
+    assert (kept, closing) == ("> Run:\n>\n> ````sh\n> make\n", "> ````")
