@@ -132,6 +132,17 @@ def _make_identity() -> tuple[ssl.SSLContext, str]:
     return context, base64.b64encode(hashlib.sha256(public).digest()).decode("ascii")
 
 
+
+def _looked_up(reasons: dict[str, str], url: str) -> str | None:
+    """*url*'s entry in *reasons*. The browser sends a URL's ``user@`` part as a header, not in
+    the request line the proxy keys its reasons by: *url* is looked up without it too."""
+    parts = urlsplit(url)
+    bare = parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
+    for key in dict.fromkeys((url, bare)):
+        if key in reasons:
+            return reasons[key]
+    return None
+
 class GuardedProxy:
     """One call's proxy: listening on a loopback port from construction until :meth:`close`.
 
@@ -168,17 +179,13 @@ class GuardedProxy:
         """The proxy's address, for the browser context."""
         return f"http://127.0.0.1:{self.port}"
 
+    def refusal(self, url: str) -> str | None:
+        """The guard's refusal of a request to *url* (``refused: ...``), or ``None``."""
+        return _looked_up(self.refusals, url)
+
     def reason(self, url: str) -> str | None:
-        """Why a request to *url* got no answer (the guard's refusal first), or ``None``. The
-        browser sends a URL's ``user@`` part as a header, not in the request line the proxy
-        keys its reasons by: *url* is looked up without it too."""
-        parts = urlsplit(url)
-        bare = parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
-        for key in dict.fromkeys((url, bare)):
-            reason = self.refusals.get(key) or self.failures.get(key)
-            if reason is not None:
-                return reason
-        return None
+        """Why a request to *url* got no answer (the guard's refusal first), or ``None``."""
+        return self.refusal(url) or _looked_up(self.failures, url)
 
     def close(self) -> None:
         """Stop listening and end every connection (requests still being sent end by their own

@@ -799,10 +799,7 @@ class BrowserProvider:
                 found["body"] = await response.body()
             # A later navigation failed: the error page is in, or the guard refused the page's
             # next document and its error page is still on its way.
-            refused = any(
-                (proxy.reason(url) or "").startswith("refused:")
-                for url, _failure in watch.failed_navigations
-            )
+            refused = any(proxy.refusal(url) for url, _failure in watch.failed_navigations)
             if refused or page.url.startswith("chrome-error:"):
                 return {"error": await self._navigation_failure(proxy, watch, None)}
             found["final_url"] = page.url
@@ -848,10 +845,11 @@ class BrowserProvider:
         failed = watch.failed_navigations
         # The navigation that ended the page may fail before the one it replaced reports its
         # abort, so a refusal of any of them is the reason, then the latest real failure.
+        for url, _failure in reversed(failed):
+            refusal = proxy.refusal(url)
+            if refusal is not None:
+                return refusal
         reasons = [(url, failure, proxy.reason(url)) for url, failure in reversed(failed)]
-        for _url, _failure, reason in reasons:
-            if reason is not None and reason.startswith("refused:"):
-                return reason
         for _url, failure, reason in reasons:
             if reason is not None:
                 return f"the page could not be loaded ({reason})"

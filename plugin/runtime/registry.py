@@ -19,7 +19,7 @@ import pluggy
 from attrs import evolve, field, frozen
 from pi_hostspec.host import UNKNOWN_DISTRIBUTION, SkippedPlugin, distribution_of
 from pi_hostspec.loading import LoadTimeout, load_within
-from pi_hostspec.types import ToolContext
+from pi_hostspec.types import ToolContext, ToolError
 
 from ..api import hookspecs, redaction
 from ..api.errors import ConfigError, ErrorKind, ProviderError, WebToolsError
@@ -422,16 +422,8 @@ class Selection:
                 )
             return method(request, ctx)
 
-        failure: Exception | None = None
         try:
-            try:
-                answered = self._within_deadline(capability, work, ctx)
-            except Exception as exc:
-                failure = _as_provider_error(self.entry.name, exc)
-                if failure is exc:
-                    raise
-            if failure is not None:  # raised here, outside the handler: no chain to its words
-                raise failure
+            answered = self._within_deadline(capability, work, ctx)
             answer = check_response(self.entry.name, capability, answered)
         except ProviderError as exc:  # a failure, or a contract breach (ProviderContractError)
             exc.message = redaction.redact_secrets(exc.message)
@@ -500,8 +492,9 @@ class Selection:
                             provider=name,
                             kind=ErrorKind.TIMEOUT,
                         )
-        if "error" in box:
-            raise box["error"]
+        if "error" in box:  # raised outside any handler: no chain back to its words
+            error = box["error"]
+            raise _as_provider_error(name, error) if isinstance(error, Exception) else error
         return box["value"]
 
 
@@ -511,8 +504,6 @@ def _as_provider_error(name: str, exc: Exception) -> Exception:
     so every tool says it the same way and the rest of the call goes on (other URLs, the fetch
     ladder's next rung); the plugin's own errors (a config problem, a provider's failure) are
     *exc* itself."""
-    from pi_hostspec.types import ToolError
-
     if isinstance(exc, (WebToolsError, ToolError)):
         return exc
     from ..api.types import one_line

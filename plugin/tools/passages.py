@@ -25,7 +25,6 @@ __all__ = [
     "Passage",
     "answer",
     "find",
-    "open_fence",
     "open_fence_line",
     "split",
 ]
@@ -97,16 +96,11 @@ def _code_spans(text: str) -> dict[int, int]:
     return spans
 
 
-def open_fence(text: str) -> str | None:
-    """The fence (```` ``` ````, ``~~~``) of a code block that *text* opens and never closes (a
-    text cut short inside the block), or ``None``."""
-    line = open_fence_line(text)
-    return line.lstrip(" \t>") if line is not None else None
-
-
 def open_fence_line(text: str) -> str | None:
-    """:func:`open_fence` as a line that opens or closes that block where it is: after the
-    block quote markers it is inside (``> ```` ``), which a bare fence would end instead."""
+    """The fence (```` ``` ````, ``~~~``) of a code block that *text* opens and never closes (a
+    text cut short inside the block) as a line that opens or closes that block where it is:
+    after the block quote markers it is inside (``> ```` ``), which a bare fence would end
+    instead; or ``None``."""
     opened = None
     for found in _FENCE_LINE.finditer(text):
         fence, rest = found.group(1), found.group(2)

@@ -289,9 +289,9 @@ def _render(
     if reading is None:
         has_text, bodies, tails, shown_as = _windows(pages, offset, window, next_args)
         framed = [_framing(page, offset) for page in pages]
-    else:
+    else:  # passages close their own cut code blocks
         has_text, bodies, tails, shown_as = _readings(pages, reading, offset, window, next_args)
-        framed = [_as_it_is for _ in pages]  # passages close their own cut code blocks
+        framed = None
 
     def build(shown_texts: list[str]) -> tuple[str, list]:
         parts, shown = [], []
@@ -300,7 +300,7 @@ def _render(
                 parts.append(section(head, "", None, False))
                 shown.append(None)
                 continue
-            shown_text = framed[index](text) if has_text[index] and text else text
+            shown_text = framed[index](text) if framed and has_text[index] and text else text
             parts.append(section(head, shown_text, tails[index](text), has_text[index]))
             shown.append(shown_as[index](text))
         return lead + join_sections(parts), shown
@@ -331,10 +331,6 @@ def _render(
         if len(part) < len(whole)
     ]
     return text, shown, [full, *cut]
-
-
-def _as_it_is(text: str) -> str:
-    return text
 
 
 def _framing(page: Any, offset: int):

@@ -17,8 +17,11 @@ REFUSAL = (
 class Proxy:
     """The call's guarded proxy: it refused 10.0.0.7 and nothing else."""
 
-    def reason(self, url: str) -> str | None:
+    def refusal(self, url: str) -> str | None:
         return REFUSAL if url.startswith("http://10.0.0.7/") else None
+
+    def reason(self, url: str) -> str | None:
+        return self.refusal(url)
 
 
 def failure_of(failed: list, late: list | None = None) -> str:
