@@ -96,13 +96,19 @@ def _code_spans(text: str) -> dict[int, int]:
     return spans
 
 
-def open_fence_line(text: str) -> str | None:
-    """The fence (```` ``` ````, ``~~~``) of a code block that *text* opens and never closes (a
-    text cut short inside the block) as a line that opens or closes that block where it is:
-    after the block quote markers it is inside (``> ```` ``), which a bare fence would end
-    instead; or ``None``."""
+def open_fence_line(
+    text: str, start: int = 0, end: int | None = None, inside: str | None = None
+) -> str | None:
+    """The fence (```` ``` ````, ``~~~``) of a code block that *text* (from *start* to *end*)
+    opens and never closes (a text cut short inside the block) as a line that opens or closes
+    that block where it is: after the block quote markers it is inside (``> ```` ``), which a
+    bare fence would end instead; or ``None``. *inside* is the line this gave for the text
+    before *start*: the block *start* is inside, so the text before it is not read again."""
     opened = None
-    for found in _FENCE_LINE.finditer(text):
+    if inside is not None:
+        fence = inside.lstrip(" \t>")
+        opened = (fence, inside[: len(inside) - len(fence)])
+    for found in _FENCE_LINE.finditer(text, start, len(text) if end is None else end):
         fence, rest = found.group(1), found.group(2)
         if opened is None:
             if fence not in rest:  # a fence line that closes itself is inline code

@@ -341,10 +341,11 @@ def _framing(page: Any, offset: int):
     from .passages import open_fence_line
 
     text = page.text or ""
-    opened = open_fence_line(text[:offset]) if offset else None
+    line = text.rfind("\n", 0, offset) + 1  # fences are whole lines: read on from this one
+    opened = open_fence_line(text, end=line) if line else None
 
     def frame(shown: str) -> str:
-        closing = open_fence_line(text[: offset + len(shown)])
+        closing = open_fence_line(text, line, offset + len(shown), inside=opened)
         before = f"{opened}\n" if opened else ""
         after = f"\n{closing}" if closing else ""
         return f"{before}{shown}{after}"
